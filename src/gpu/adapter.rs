@@ -1,0 +1,432 @@
+//! Adapter discovery and selection: every adapter on every backend, described as plain data,
+//! and the rule that picks one (hardware before software, discrete before integrated).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which backends to search. `None` means all that this build supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    Vulkan,
+    Metal,
+    Dx12,
+    Gl,
+}
+
+impl BackendChoice {
+    pub fn to_wgpu(self) -> wgpu::Backends {
+        match self {
+            BackendChoice::Vulkan => wgpu::Backends::VULKAN,
+            BackendChoice::Metal => wgpu::Backends::METAL,
+            BackendChoice::Dx12 => wgpu::Backends::DX12,
+            BackendChoice::Gl => wgpu::Backends::GL,
+        }
+    }
+}
+
+/// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// The best hardware GPU, else a software adapter.
+    Best,
+    /// Index into the list printed by `gpuvalue devices`.
+    Index(usize),
+    /// Case-insensitive substring of the adapter name.
+    Name(String),
+    /// Every adapter in turn.
+    All,
+}
+
+impl std::str::FromStr for AdapterChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err("expected an adapter index, a part of its name, or `all`".into());
+        }
+        if t.eq_ignore_ascii_case("all") {
+            Ok(AdapterChoice::All)
+        } else if t.eq_ignore_ascii_case("best") || t.eq_ignore_ascii_case("auto") {
+            Ok(AdapterChoice::Best)
+        } else if let Ok(i) = t.parse::<usize>() {
+            Ok(AdapterChoice::Index(i))
+        } else {
+            Ok(AdapterChoice::Name(t.to_string()))
+        }
+    }
+}
+
+/// Limits that matter to the probes (the adapter's own, which gpuvalue requests in full).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitsSummary {
+    pub max_buffer_size: u64,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroup_size_x: u32,
+    pub max_compute_workgroup_size_y: u32,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub min_storage_buffer_offset_alignment: u32,
+}
+
+impl From<&wgpu::Limits> for LimitsSummary {
+    fn from(l: &wgpu::Limits) -> Self {
+        LimitsSummary {
+            max_buffer_size: l.max_buffer_size,
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+            max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+            max_compute_workgroup_size_x: l.max_compute_workgroup_size_x,
+            max_compute_workgroup_size_y: l.max_compute_workgroup_size_y,
+            max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+            min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+        }
+    }
+}
+
+/// Features that matter to the probes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FeatureSummary {
+    pub timestamp_query: bool,
+    pub shader_f64: bool,
+    pub shader_f16: bool,
+    pub subgroup: bool,
+    /// Subgroup size range the adapter reports (meaningful when `subgroup` is true).
+    pub subgroup_min_size: u32,
+    pub subgroup_max_size: u32,
+}
+
+/// One adapter, as `gpuvalue devices` shows it and as the results file records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdapterSummary {
+    /// Position in the list of `gpuvalue devices` (for `--adapter INDEX`).
+    pub index: usize,
+    pub name: String,
+    /// PCI vendor id (0 where the backend does not report one).
+    pub vendor_id: u32,
+    pub vendor: String,
+    pub device_id: u32,
+    /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
+    pub device_type: String,
+    /// `vulkan`, `metal`, `dx12` or `gl`.
+    pub backend: String,
+    pub driver: String,
+    pub driver_info: String,
+    /// True for CPU rasterisers (lavapipe/llvmpipe, SwiftShader, WARP) and device type CPU.
+    pub software: bool,
+    pub limits: LimitsSummary,
+    pub features: FeatureSummary,
+}
+
+impl AdapterSummary {
+    /// A short label for tables: name, backend and a plain software warning.
+    pub fn label(&self) -> String {
+        let mut s = format!("{} ({})", self.name, self.backend);
+        if self.software {
+            s.push_str(" [software adapter]");
+        }
+        s
+    }
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{} {}", self.index, self.label())
+    }
+}
+
+/// Names that mark a software rasteriser even when the driver reports another device type.
+const SOFTWARE_MARKERS: &[&str] = &[
+    "llvmpipe",
+    "lavapipe",
+    "swiftshader",
+    "softpipe",
+    "microsoft basic render",
+    "warp",
+];
+
+pub fn is_software(device_type: wgpu::DeviceType, name: &str, driver: &str) -> bool {
+    if device_type == wgpu::DeviceType::Cpu {
+        return true;
+    }
+    let hay = format!("{} {}", name, driver).to_lowercase();
+    SOFTWARE_MARKERS.iter().any(|m| {
+        // "warp" must be a word of its own: do not flag e.g. "Warpspeed".
+        if *m == "warp" {
+            hay.split(|c: char| !c.is_alphanumeric())
+                .any(|w| w == "warp")
+        } else {
+            hay.contains(m)
+        }
+    })
+}
+
+pub fn vendor_name(id: u32) -> &'static str {
+    match id {
+        0x10de => "NVIDIA",
+        0x1002 | 0x1022 => "AMD",
+        0x8086 => "Intel",
+        0x106b => "Apple",
+        0x13b5 => "ARM",
+        0x5143 => "Qualcomm",
+        0x1414 => "Microsoft",
+        0x10005 => "Mesa",
+        0x1ae0 => "Google",
+        _ => "unknown",
+    }
+}
+
+fn device_type_name(t: wgpu::DeviceType) -> &'static str {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => "discrete",
+        wgpu::DeviceType::IntegratedGpu => "integrated",
+        wgpu::DeviceType::VirtualGpu => "virtual",
+        wgpu::DeviceType::Cpu => "cpu",
+        wgpu::DeviceType::Other => "other",
+    }
+}
+
+fn backend_name(b: wgpu::Backend) -> String {
+    match b {
+        wgpu::Backend::Vulkan => "vulkan".into(),
+        wgpu::Backend::Metal => "metal".into(),
+        wgpu::Backend::Dx12 => "dx12".into(),
+        wgpu::Backend::Gl => "gl".into(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+pub fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    let limits = adapter.limits();
+    let features = adapter.features();
+    let subgroup = features.contains(wgpu::Features::SUBGROUP);
+    AdapterSummary {
+        index,
+        software: is_software(info.device_type, &info.name, &info.driver),
+        vendor: vendor_name(info.vendor).to_string(),
+        vendor_id: info.vendor,
+        device_id: info.device,
+        device_type: device_type_name(info.device_type).to_string(),
+        backend: backend_name(info.backend),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        name: info.name.clone(),
+        limits: LimitsSummary::from(&limits),
+        features: FeatureSummary {
+            timestamp_query: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            shader_f64: features.contains(wgpu::Features::SHADER_F64),
+            shader_f16: features.contains(wgpu::Features::SHADER_F16),
+            subgroup,
+            subgroup_min_size: if subgroup { info.subgroup_min_size } else { 0 },
+            subgroup_max_size: if subgroup { info.subgroup_max_size } else { 0 },
+        },
+    }
+}
+
+/// Preference order for the default choice: higher is better.
+fn preference(s: &AdapterSummary) -> (u8, u8, u8) {
+    let hw = u8::from(!s.software);
+    let ty = match s.device_type.as_str() {
+        "discrete" => 4,
+        "integrated" => 3,
+        "virtual" => 2,
+        "other" => 1,
+        _ => 0,
+    };
+    let backend = match s.backend.as_str() {
+        "vulkan" | "metal" => 3,
+        "dx12" => 2,
+        "gl" => 1,
+        _ => 0,
+    };
+    (hw, ty, backend)
+}
+
+/// The adapters wgpu finds, in a stable order, with their summaries.
+pub struct AdapterList {
+    pub adapters: Vec<wgpu::Adapter>,
+    pub summaries: Vec<AdapterSummary>,
+    /// What was searched, for error messages.
+    pub searched: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error(
+        "no GPU adapter found (searched backends: {searched}).\n\
+         On a Linux machine without a GPU, install Mesa's software Vulkan driver (lavapipe):\n\
+         \x20   sudo apt-get update && sudo apt-get install -y mesa-vulkan-drivers\n\
+         then check with `vulkaninfo --summary` (package vulkan-tools)."
+    )]
+    NoneFound { searched: String },
+    #[error("--adapter {index}: index out of range; there are {count} adapter(s):\n{list}")]
+    IndexOutOfRange {
+        index: usize,
+        count: usize,
+        list: String,
+    },
+    #[error("--adapter {name:?}: no adapter name contains this text; adapters found:\n{list}")]
+    NameNotFound { name: String, list: String },
+}
+
+pub fn instance(backend: Option<BackendChoice>) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backend.map_or(wgpu::Backends::all(), BackendChoice::to_wgpu);
+    // Validation layers would distort timings; keep wgpu's own checks only.
+    desc.flags = wgpu::InstanceFlags::empty();
+    wgpu::Instance::new(desc)
+}
+
+/// Lists every adapter on the requested backends. The same physical GPU seen through two
+/// backends (Vulkan and GL, say) is listed once, through its preferred backend, unless the
+/// user named a backend.
+pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
+    let inst = instance(backend);
+    let backends = backend.map_or(wgpu::Backends::all(), BackendChoice::to_wgpu);
+    let found = pollster::block_on(inst.enumerate_adapters(backends));
+    let mut pairs: Vec<(wgpu::Adapter, AdapterSummary)> = found
+        .into_iter()
+        .map(|a| {
+            let s = summarize(0, &a);
+            (a, s)
+        })
+        .collect();
+    // Stable order: best first, then by name, so indices do not depend on driver order.
+    pairs.sort_by(|a, b| {
+        preference(&b.1)
+            .cmp(&preference(&a.1))
+            .then_with(|| a.1.name.cmp(&b.1.name))
+    });
+    if backend.is_none() {
+        let mut kept: Vec<(wgpu::Adapter, AdapterSummary)> = Vec::new();
+        for (a, s) in pairs {
+            let info = a.get_info();
+            let dup = kept.iter().any(|(ka, ks)| {
+                let ki = ka.get_info();
+                ks.name == s.name
+                    && ki.device == info.device
+                    && ki.device_pci_bus_id == info.device_pci_bus_id
+                    && ks.backend != s.backend
+            });
+            if !dup {
+                kept.push((a, s));
+            }
+        }
+        pairs = kept;
+    }
+    let (adapters, mut summaries): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    for (i, s) in summaries.iter_mut().enumerate() {
+        s.index = i;
+    }
+    let searched = match backend {
+        Some(b) => format!("{b:?}").to_lowercase(),
+        None => {
+            let mut v = Vec::new();
+            let enabled = wgpu::Instance::enabled_backend_features();
+            for (flag, name) in [
+                (wgpu::Backends::VULKAN, "vulkan"),
+                (wgpu::Backends::METAL, "metal"),
+                (wgpu::Backends::DX12, "dx12"),
+                (wgpu::Backends::GL, "gl"),
+            ] {
+                if enabled.contains(flag) {
+                    v.push(name);
+                }
+            }
+            v.join(", ")
+        }
+    };
+    AdapterList {
+        adapters,
+        summaries,
+        searched,
+    }
+}
+
+impl AdapterList {
+    fn listing(&self) -> String {
+        self.summaries
+            .iter()
+            .map(|s| format!("  {s}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Indices of the adapters the choice names, best first.
+    pub fn select(&self, choice: &AdapterChoice) -> Result<Vec<usize>, SelectError> {
+        if self.summaries.is_empty() {
+            return Err(SelectError::NoneFound {
+                searched: self.searched.clone(),
+            });
+        }
+        match choice {
+            // The list is sorted best-first.
+            AdapterChoice::Best => Ok(vec![0]),
+            AdapterChoice::All => Ok((0..self.summaries.len()).collect()),
+            AdapterChoice::Index(i) => {
+                if *i < self.summaries.len() {
+                    Ok(vec![*i])
+                } else {
+                    Err(SelectError::IndexOutOfRange {
+                        index: *i,
+                        count: self.summaries.len(),
+                        list: self.listing(),
+                    })
+                }
+            }
+            AdapterChoice::Name(n) => {
+                let needle = n.to_lowercase();
+                self.summaries
+                    .iter()
+                    .position(|s| s.name.to_lowercase().contains(&needle))
+                    .map(|i| vec![i])
+                    .ok_or_else(|| SelectError::NameNotFound {
+                        name: n.clone(),
+                        list: self.listing(),
+                    })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn software_names_are_recognised() {
+        use wgpu::DeviceType::*;
+        assert!(is_software(Cpu, "anything", "whatever"));
+        assert!(is_software(
+            Other,
+            "llvmpipe (LLVM 15.0.6, 256 bits)",
+            "llvmpipe"
+        ));
+        assert!(is_software(
+            IntegratedGpu,
+            "SwiftShader Device (Subzero)",
+            ""
+        ));
+        assert!(is_software(Other, "Microsoft Basic Render Driver", ""));
+        assert!(!is_software(DiscreteGpu, "NVIDIA H200", "NVIDIA"));
+        assert!(!is_software(
+            DiscreteGpu,
+            "AMD Instinct MI300X (Warpspeed)",
+            ""
+        ));
+    }
+
+    #[test]
+    fn adapter_choice_parses() {
+        assert_eq!("all".parse::<AdapterChoice>(), Ok(AdapterChoice::All));
+        assert_eq!("ALL".parse::<AdapterChoice>(), Ok(AdapterChoice::All));
+        assert_eq!("2".parse::<AdapterChoice>(), Ok(AdapterChoice::Index(2)));
+        assert_eq!(
+            "llvm".parse::<AdapterChoice>(),
+            Ok(AdapterChoice::Name("llvm".into()))
+        );
+        assert!("  ".parse::<AdapterChoice>().is_err());
+    }
+}

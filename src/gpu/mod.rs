@@ -1,0 +1,9 @@
+//! Everything that talks to wgpu: adapters, the device, buffers and timing.
+
+pub mod adapter;
+pub mod context;
+pub mod timer;
+
+pub use adapter::{AdapterChoice, AdapterSummary, BackendChoice};
+pub use context::Gpu;
+pub use timer::{Timer, TimingMethod};

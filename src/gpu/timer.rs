@@ -1,0 +1,139 @@
+//! Timing one batch of GPU work: GPU timestamp queries where the adapter has them, else the
+//! wall clock around submit + wait. Timestamps are resolved in a separate encoder from the
+//! copy-out (on Vulkan, resolving and copying in one encoder can read zeros).
+
+use super::context::{Gpu, map_read};
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMethod {
+    /// Timestamp queries written at the start and end of the compute pass.
+    GpuTimestamps,
+    /// Host clock from submit until the device reports the work done.
+    WallClock,
+}
+
+impl std::fmt::Display for TimingMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimingMethod::GpuTimestamps => "gpu timestamps",
+            TimingMethod::WallClock => "wall clock",
+        })
+    }
+}
+
+pub struct Timer<'g> {
+    gpu: &'g Gpu,
+    queries: Option<TimestampQueries>,
+    /// Set when timestamps proved unusable (zero, negative, or longer than the wall clock):
+    /// the timer then falls back to the wall clock and says why.
+    fallback: Cell<Option<&'static str>>,
+}
+
+struct TimestampQueries {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    period_ns: f64,
+}
+
+impl<'g> Timer<'g> {
+    /// A timer for `gpu`; `use_timestamps` false forces the wall clock.
+    pub fn new(gpu: &'g Gpu, use_timestamps: bool) -> Timer<'g> {
+        let queries = (use_timestamps && gpu.has(wgpu::Features::TIMESTAMP_QUERY)).then(|| {
+            let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp resolve"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp staging"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            TimestampQueries {
+                set,
+                resolve,
+                staging,
+                period_ns: f64::from(gpu.queue.get_timestamp_period()),
+            }
+        });
+        Timer {
+            gpu,
+            queries,
+            fallback: Cell::new(None),
+        }
+    }
+
+    pub fn method(&self) -> TimingMethod {
+        if self.queries.is_some() && self.fallback.get().is_none() {
+            TimingMethod::GpuTimestamps
+        } else {
+            TimingMethod::WallClock
+        }
+    }
+
+    /// Why timestamps were abandoned, if they were.
+    pub fn fallback_reason(&self) -> Option<&'static str> {
+        self.fallback.get()
+    }
+
+    /// Records one compute pass in which `encode` issues the work, submits it, waits, and
+    /// returns the elapsed seconds.
+    pub fn time_pass(&self, encode: &mut dyn FnMut(&mut wgpu::ComputePass<'_>)) -> Result<f64> {
+        let use_ts = self.method() == TimingMethod::GpuTimestamps;
+        let q = self.queries.as_ref().filter(|_| use_ts);
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("timed pass"),
+                timestamp_writes: q.map(|q| wgpu::ComputePassTimestampWrites {
+                    query_set: &q.set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+            });
+            encode(&mut pass);
+        }
+        let cmd = enc.finish();
+        let t0 = Instant::now();
+        self.gpu.queue.submit([cmd]);
+        self.gpu.wait()?;
+        let wall = t0.elapsed().as_secs_f64();
+        if let Some(err) = self.gpu.take_error() {
+            bail!("wgpu reported an error during the timed work: {err}");
+        }
+        let Some(q) = q else {
+            return Ok(wall);
+        };
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        enc.resolve_query_set(&q.set, 0..2, &q.resolve, 0);
+        self.gpu.queue.submit([enc.finish()]);
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&q.resolve, 0, &q.staging, 0, 16);
+        self.gpu.queue.submit([enc.finish()]);
+        let raw = map_read(self.gpu, &q.staging, 16)?;
+        let ts: &[u64] = bytemuck::cast_slice(&raw);
+        let gpu_s = (ts[1].wrapping_sub(ts[0])) as f64 * q.period_ns * 1e-9;
+        // A timestamp pair that is zero, wraps, or exceeds the wall-clock time (plus slack for
+        // clock granularity) is not trustworthy: fall back to the wall clock from now on.
+        if ts[1] <= ts[0] || gpu_s > wall * 1.5 + 1e-3 {
+            self.fallback.set(Some(
+                "GPU timestamps were zero, reversed or longer than the wall clock; using the wall clock",
+            ));
+            return Ok(wall);
+        }
+        Ok(gpu_s)
+    }
+}

@@ -1,0 +1,153 @@
+//! Dispatch latency: the round trip of one tiny dispatch (submit, run, wait: what a host
+//! pays per synchronous step), and the per-dispatch cost inside a batch (one pass holding
+//! many dispatches). Each dispatch increments a counter that is checked afterwards.
+
+use super::Ctx;
+use super::measure;
+use crate::gpu::{Gpu, TimingMethod};
+use crate::results::{ProbeResult, Status, Validation};
+use anyhow::Result;
+use std::cell::Cell;
+use std::time::Instant;
+
+const LATENCY_WGSL: &str = include_str!("../../shaders/latency.wgsl");
+
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bind: wgpu::BindGroup,
+    counter: wgpu::Buffer,
+}
+
+fn kernel(gpu: &Gpu) -> Kernel {
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("latency"),
+            source: wgpu::ShaderSource::Wgsl(LATENCY_WGSL.into()),
+        });
+    let pipeline = gpu
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("latency"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+    let counter = gpu.upload("counter", &[0u32]);
+    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("latency"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: counter.as_entire_binding(),
+        }],
+    });
+    Kernel {
+        pipeline,
+        bind,
+        counter,
+    }
+}
+
+fn finish(
+    mut res: ProbeResult,
+    timing: measure::TimingInfo,
+    expected: u64,
+    got: u32,
+) -> ProbeResult {
+    let ok = u64::from(got) == expected % (1u64 << 32);
+    res.validation = Some(Validation {
+        metric: "exact".into(),
+        error: (u64::from(got) as f64 - (expected % (1u64 << 32)) as f64).abs(),
+        tolerance: 0.0,
+        passed: ok,
+        detail: Some(format!("counter {got}, dispatches issued {expected}")),
+    });
+    let value = timing.time_per_iter_s.map(|t| t * 1e6, false);
+    res.timing = Some(timing);
+    if ok {
+        res.status = Status::Ok;
+        res.value = Some(value);
+        res
+    } else {
+        res.with_status(Status::Failed, "validation failed: not every dispatch ran")
+    }
+}
+
+fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let k = kernel(gpu);
+    let issued = Cell::new(0u64);
+    let res = ProbeResult::new("latency", "latency dispatch round trip", "us", false).param(
+        "what",
+        "encode + submit one 1-invocation dispatch + wait for completion",
+    );
+    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&k.pipeline);
+                pass.set_bind_group(0, &k.bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            gpu.queue.submit([enc.finish()]);
+            gpu.wait()?;
+            issued.set(issued.get() + 1);
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    })?;
+    let got: Vec<u32> = gpu.read(&k.counter, 1)?;
+    Ok(finish(res, timing, issued.get(), got[0]))
+}
+
+fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let k = kernel(gpu);
+    let issued = Cell::new(0u64);
+    let res = ProbeResult::new("latency", "latency per dispatch in a batch", "us", false).param(
+        "what",
+        "many 1-invocation dispatches in one compute pass, time per dispatch",
+    );
+    let timing = measure::measure(&ctx.plan, &|| ctx.timer.method(), &mut |iters| {
+        issued.set(issued.get() + u64::from(iters));
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&k.pipeline);
+            pass.set_bind_group(0, &k.bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+        })
+    })?;
+    let got: Vec<u32> = gpu.read(&k.counter, 1)?;
+    Ok(finish(res, timing, issued.get(), got[0]))
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    for (name, f) in [
+        (
+            "latency dispatch round trip",
+            round_trip as fn(&Ctx<'_>) -> Result<ProbeResult>,
+        ),
+        ("latency per dispatch in a batch", batched),
+    ] {
+        if Instant::now() > ctx.deadline {
+            emit(
+                ProbeResult::new("latency", name, "us", false)
+                    .with_status(Status::Skipped, "time budget spent"),
+            );
+            continue;
+        }
+        (ctx.progress)(name);
+        match f(ctx) {
+            Ok(r) => emit(r),
+            Err(e) => emit(
+                ProbeResult::new("latency", name, "us", false)
+                    .with_status(Status::Failed, format!("{e:#}")),
+            ),
+        }
+    }
+}

@@ -1,0 +1,652 @@
+//! FP32 matrix multiply: kernel configurations, the autotuner, and the measured run.
+//!
+//! C = A * B, row-major, any M, N, K: the host zero-pads each matrix to the chosen tile's
+//! multiples, so the kernels need no bounds checks (their indexing is in range by
+//! construction) and may be built without runtime checks. GFLOPS count only the useful
+//! 2*M*N*K operations, never the padding.
+
+use super::Ctx;
+use super::measure::{self, Plan, TimingInfo};
+use crate::gpu::Gpu;
+use crate::reference::{self, Dims, MatmulCheck, Rng, View};
+use crate::results::{ProbeResult, Status, Validation};
+use crate::stats::Summary;
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Instant;
+
+const ROWS_WGSL: &str = include_str!("../../shaders/matmul_rows.wgsl");
+const TILED_WGSL: &str = include_str!("../../shaders/matmul_tiled.wgsl");
+
+/// Relative Frobenius error above which an f32 product is wrong (random inputs in [-1, 1]
+/// give ~1e-7 to 1e-6 for K up to several thousand).
+pub const F32_TOLERANCE: f64 = 1e-4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelKind {
+    /// Workgroup-memory tiles + register blocks: the classic GPU shape.
+    Tiled,
+    /// No workgroup memory; rows shared by the workgroup, uniform loads of A.
+    Rows,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MatmulConfig {
+    pub kernel: KernelKind,
+    /// Rows per invocation (register block height).
+    pub tm: u32,
+    /// vec4 column groups per invocation (register block width is 4 * tn4).
+    pub tn4: u32,
+    pub wg_x: u32,
+    pub wg_y: u32,
+    /// K-tile depth (tiled kernel); 4 for the rows kernel.
+    pub bk: u32,
+    /// Built without runtime bounds checks (indexing proven in range by padding).
+    pub trusted: bool,
+    /// Test hook: stop this many K elements early, making a deliberately wrong kernel.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub k_skip: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+impl MatmulConfig {
+    pub fn tiled(tm: u32, tn4: u32, wg_x: u32, wg_y: u32, bk: u32) -> Self {
+        MatmulConfig {
+            kernel: KernelKind::Tiled,
+            tm,
+            tn4,
+            wg_x,
+            wg_y,
+            bk,
+            trusted: true,
+            k_skip: 0,
+        }
+    }
+
+    pub fn rows(tm: u32, tn4: u32, wg: u32) -> Self {
+        MatmulConfig {
+            kernel: KernelKind::Rows,
+            tm,
+            tn4,
+            wg_x: wg,
+            wg_y: 1,
+            bk: 4,
+            trusted: true,
+            k_skip: 0,
+        }
+    }
+
+    /// Workgroup tile: (rows, columns, k-depth).
+    pub fn tile(&self) -> (u32, u32, u32) {
+        (self.tm * self.wg_y, 4 * self.tn4 * self.wg_x, self.bk)
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.wg_x * self.wg_y
+    }
+
+    pub fn workgroup_bytes(&self) -> u32 {
+        match self.kernel {
+            KernelKind::Rows => 0,
+            KernelKind::Tiled => {
+                let (bm, bn, bk) = self.tile();
+                4 * bk * (bm + bn)
+            }
+        }
+    }
+
+    pub fn label(&self) -> String {
+        let (bm, bn, bk) = self.tile();
+        let kind = match self.kernel {
+            KernelKind::Tiled => "tiled",
+            KernelKind::Rows => "rows",
+        };
+        let mut s = format!(
+            "{kind} {bm}x{bn}x{bk} tile, {}x{} per thread, {} threads",
+            self.tm,
+            4 * self.tn4,
+            self.threads()
+        );
+        if !self.trusted {
+            s.push_str(", checked");
+        }
+        if self.k_skip > 0 {
+            s.push_str(&format!(", BROKEN(k_skip={})", self.k_skip));
+        }
+        s
+    }
+
+    /// Why this configuration cannot run on the device, if it cannot.
+    pub fn unfit_reason(&self, l: &wgpu::Limits) -> Option<String> {
+        if self.threads() > l.max_compute_invocations_per_workgroup {
+            return Some(format!(
+                "{} invocations per workgroup > limit {}",
+                self.threads(),
+                l.max_compute_invocations_per_workgroup
+            ));
+        }
+        if self.wg_x > l.max_compute_workgroup_size_x || self.wg_y > l.max_compute_workgroup_size_y
+        {
+            return Some(format!(
+                "workgroup {}x{} exceeds the size limit {}x{}",
+                self.wg_x,
+                self.wg_y,
+                l.max_compute_workgroup_size_x,
+                l.max_compute_workgroup_size_y
+            ));
+        }
+        if self.workgroup_bytes() > l.max_compute_workgroup_storage_size {
+            return Some(format!(
+                "{} bytes of workgroup memory > limit {}",
+                self.workgroup_bytes(),
+                l.max_compute_workgroup_storage_size
+            ));
+        }
+        if self.kernel == KernelKind::Tiled {
+            let (bm, _, bk) = self.tile();
+            if bk % 4 != 0 || (bm * bk / 4) % self.threads() != 0 {
+                return Some("tile does not divide evenly among threads".into());
+            }
+        }
+        None
+    }
+
+    fn source(&self) -> String {
+        let body = match self.kernel {
+            KernelKind::Tiled => TILED_WGSL,
+            KernelKind::Rows => ROWS_WGSL,
+        };
+        format!(
+            "const TM: u32 = {}u;\nconst TN4: u32 = {}u;\n{body}",
+            self.tm, self.tn4
+        )
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        match self.kernel {
+            KernelKind::Rows => vec![("WG", f64::from(self.wg_x))],
+            KernelKind::Tiled => vec![
+                ("WG_X", f64::from(self.wg_x)),
+                ("WG_Y", f64::from(self.wg_y)),
+                ("BK", f64::from(self.bk)),
+            ],
+        }
+    }
+}
+
+/// The configurations the autotuner tries on an adapter, most promising first. CPU
+/// rasterisers favour tall register blocks without workgroup memory; GPUs the classic
+/// 64x64 / 128x128 tiles with 4x4 or 8x8 register blocks.
+pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
+    let mut v = Vec::new();
+    let rows = [
+        MatmulConfig::rows(8, 1, 64),
+        MatmulConfig::rows(16, 1, 64),
+        MatmulConfig::rows(4, 2, 64),
+        MatmulConfig::rows(8, 2, 32),
+    ];
+    let tiled = [
+        MatmulConfig::tiled(4, 1, 16, 16, 16), // 64x64 tile, 4x4 per thread
+        MatmulConfig::tiled(8, 2, 16, 16, 8),  // 128x128 tile, 8x8 per thread
+        MatmulConfig::tiled(8, 1, 16, 8, 16),  // 64x64 tile, 8x4 per thread
+        MatmulConfig::tiled(4, 2, 8, 16, 16),  // 64x64 tile, 4x8 per thread
+    ];
+    if gpu.info.software {
+        v.extend(rows);
+        v.extend(tiled);
+    } else {
+        v.extend(tiled);
+        v.extend(rows);
+    }
+    v.retain(|c| c.unfit_reason(&gpu.limits).is_none());
+    v
+}
+
+/// Compiled pipelines, one per configuration, reused across sizes.
+#[derive(Default)]
+pub struct PipelineCache {
+    map: HashMap<MatmulConfig, wgpu::ComputePipeline>,
+}
+
+impl PipelineCache {
+    fn get(&mut self, gpu: &Gpu, cfg: &MatmulConfig) -> Result<&wgpu::ComputePipeline> {
+        if !self.map.contains_key(cfg) {
+            let desc = wgpu::ShaderModuleDescriptor {
+                label: Some("matmul"),
+                source: wgpu::ShaderSource::Wgsl(cfg.source().into()),
+            };
+            let module = if cfg.trusted {
+                // SAFETY: the host pads every matrix to the tile's multiples and sizes the
+                // dispatch to the padded matrix, so every index the kernel forms is in range
+                // and every loop has a fixed trip count (see the kernel headers).
+                unsafe {
+                    gpu.device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+                }
+            } else {
+                gpu.device.create_shader_module(desc)
+            };
+            let constants = cfg.constants();
+            let pipeline = gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("matmul"),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                });
+            if let Some(e) = gpu.take_error() {
+                bail!("kernel {} failed to build: {e}", cfg.label());
+            }
+            self.map.insert(cfg.clone(), pipeline);
+        }
+        Ok(&self.map[cfg])
+    }
+}
+
+/// One measured run of one configuration at one size.
+#[derive(Clone, Debug)]
+pub struct MatmulRun {
+    pub config: MatmulConfig,
+    pub dims: Dims,
+    pub padded: Dims,
+    pub timing: TimingInfo,
+    pub gflops: Summary,
+    pub check: MatmulCheck,
+}
+
+impl MatmulRun {
+    pub fn valid(&self) -> bool {
+        self.check.worst() <= F32_TOLERANCE
+    }
+}
+
+/// Options that only tests use.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Faults {
+    /// Overwrite one element of C after the timed runs, before validation.
+    pub corrupt_output: bool,
+}
+
+/// Runs one configuration at one size: fresh random inputs, poisoned output, timed batches,
+/// validation against the CPU.
+pub fn run_config(
+    gpu: &Gpu,
+    timer: &crate::gpu::Timer<'_>,
+    cache: &mut PipelineCache,
+    cfg: &MatmulConfig,
+    d: Dims,
+    plan: &Plan,
+    faults: Faults,
+) -> Result<MatmulRun> {
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        bail!(
+            "matrix sizes must be at least 1, got {}x{}x{}",
+            d.m,
+            d.n,
+            d.k
+        );
+    }
+    let (bm, bn, bk) = cfg.tile();
+    let p = Dims {
+        m: d.m.next_multiple_of(bm as usize),
+        n: d.n.next_multiple_of(bn as usize),
+        k: d.k.next_multiple_of(bk.max(4) as usize),
+    };
+    check_fits(gpu, p)?;
+    let gx = (p.n / bn as usize) as u32;
+    let gy = (p.m / bm as usize) as u32;
+    let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
+    if gx > maxwg || gy > maxwg {
+        bail!(
+            "{}x{}x{} needs {gx}x{gy} workgroups; the adapter allows {maxwg} per dimension",
+            d.m,
+            d.n,
+            d.k
+        );
+    }
+    let mut rng = Rng::fresh();
+    let mut a = vec![0.0f32; p.m * p.k];
+    for i in 0..d.m {
+        for kk in 0..d.k {
+            a[i * p.k + kk] = rng.signed_unit() as f32;
+        }
+    }
+    let mut b = vec![0.0f32; p.k * p.n];
+    for kk in 0..d.k {
+        for j in 0..d.n {
+            b[kk * p.n + j] = rng.signed_unit() as f32;
+        }
+    }
+    let abuf = gpu.upload("A", &a);
+    let bbuf = gpu.upload("B", &b);
+    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64);
+    gpu.poison(&cbuf, f32::NAN.to_bits());
+    let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
+    let ubuf = gpu.uniform_buffer(
+        "dims",
+        bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
+    );
+    let pipeline = cache.get(gpu, cfg)?;
+    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("matmul"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: abuf.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: bbuf.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: cbuf.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: ubuf.as_entire_binding(),
+            },
+        ],
+    });
+    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
+        timer.time_pass(&mut |pass| {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        })
+    })?;
+    if faults.corrupt_output {
+        let idx = (d.m / 2) * p.n + d.n / 2;
+        gpu.queue
+            .write_buffer(&cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
+    }
+    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n)?;
+    let check = reference::check_matmul(
+        d,
+        View { data: &a, ld: p.k },
+        View { data: &b, ld: p.n },
+        View { data: &c, ld: p.n },
+        &mut rng,
+    );
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    Ok(MatmulRun {
+        config: cfg.clone(),
+        dims: d,
+        padded: p,
+        timing,
+        gflops,
+        check,
+    })
+}
+
+/// Refuses sizes whose buffers exceed the adapter's binding or buffer limits, naming the limit.
+pub fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
+    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u64
+        * 4;
+    let bind = gpu.limits.max_storage_buffer_binding_size;
+    let buf = gpu.limits.max_buffer_size;
+    if biggest > bind.min(buf) {
+        let (what, lim) = if bind <= buf {
+            ("max_storage_buffer_binding_size", bind)
+        } else {
+            ("max_buffer_size", buf)
+        };
+        bail!(
+            "a {}x{}x{} matmul needs a {} MiB matrix buffer; the adapter's {what} is {} MiB",
+            p.m,
+            p.n,
+            p.k,
+            biggest >> 20,
+            lim >> 20
+        );
+    }
+    Ok(())
+}
+
+/// A tuning trial as recorded in the results file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Trial {
+    pub config: String,
+    pub gflops_median: Option<f64>,
+    pub error: Option<f64>,
+    pub valid: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Tries each candidate briefly at size `d` and returns the fastest valid one with the
+/// trials. Invalid or failing configurations are recorded and never chosen.
+pub fn autotune(
+    gpu: &Gpu,
+    timer: &crate::gpu::Timer<'_>,
+    cache: &mut PipelineCache,
+    cands: &[MatmulConfig],
+    d: Dims,
+    deadline: Instant,
+) -> (Option<MatmulConfig>, Vec<Trial>) {
+    let plan = Plan {
+        warmup: std::time::Duration::ZERO,
+        min_warmup_runs: 1,
+        target_sample: std::time::Duration::from_millis(5),
+        samples: 3,
+        max_iters: 64,
+    };
+    let mut best: Option<(f64, MatmulConfig)> = None;
+    let mut trials = Vec::new();
+    for (i, cfg) in cands.iter().enumerate() {
+        // Always try at least one candidate; stop when the time budget is spent.
+        if i > 0 && Instant::now() > deadline {
+            trials.push(Trial {
+                config: cfg.label(),
+                gflops_median: None,
+                error: None,
+                valid: false,
+                note: Some("not tried: time budget spent".into()),
+            });
+            continue;
+        }
+        match run_config(gpu, timer, cache, cfg, d, &plan, Faults::default()) {
+            Ok(run) => {
+                let valid = run.valid();
+                trials.push(Trial {
+                    config: cfg.label(),
+                    gflops_median: Some(run.gflops.median),
+                    error: Some(run.check.worst()),
+                    valid,
+                    note: (!valid).then(|| "validation failed".to_string()),
+                });
+                if valid && best.as_ref().is_none_or(|(g, _)| run.gflops.median > *g) {
+                    best = Some((run.gflops.median, cfg.clone()));
+                }
+            }
+            Err(e) => trials.push(Trial {
+                config: cfg.label(),
+                gflops_median: None,
+                error: None,
+                valid: false,
+                note: Some(format!("{e:#}")),
+            }),
+        }
+    }
+    (best.map(|(_, c)| c), trials)
+}
+
+/// Parses a size: `N` (square) or `MxNxK`.
+pub fn parse_size(s: &str) -> Result<Dims, String> {
+    let parts: Vec<&str> = s.trim().split(['x', 'X']).collect();
+    let nums: Result<Vec<usize>, _> = parts.iter().map(|p| p.trim().parse::<usize>()).collect();
+    let nums = nums.map_err(|_| format!("`{s}`: expected N or MxNxK with positive integers"))?;
+    let d = match nums.as_slice() {
+        [n] => Dims {
+            m: *n,
+            n: *n,
+            k: *n,
+        },
+        [m, n, k] => Dims {
+            m: *m,
+            n: *n,
+            k: *k,
+        },
+        _ => return Err(format!("`{s}`: expected N or MxNxK")),
+    };
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        return Err(format!("`{s}`: sizes must be at least 1"));
+    }
+    Ok(d)
+}
+
+fn size_name(d: Dims) -> String {
+    format!("matmul_f32 {}x{}x{}", d.m, d.n, d.k)
+}
+
+/// The probe: autotune and measure at each size, one result per size.
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let gpu = ctx.gpu;
+    let mut cache = PipelineCache::default();
+    let mut cands = candidates(gpu);
+    for c in &mut cands {
+        c.trusted = ctx.trusted;
+    }
+    let explicit = ctx.sizes.clone();
+    let sizes: Vec<Dims> = explicit.clone().unwrap_or_else(|| {
+        let max = if ctx.quick { 512 } else { 16384 };
+        let mut v = Vec::new();
+        let mut n = 256;
+        while n <= max {
+            v.push(Dims { m: n, n, k: n });
+            n *= 2;
+        }
+        v
+    });
+    let mut last_run_s: Option<(f64, usize)> = None;
+    for (si, d) in sizes.iter().copied().enumerate() {
+        let mut res = ProbeResult::new("matmul_f32", size_name(d), "GFLOPS", true)
+            .param("m", d.m)
+            .param("n", d.n)
+            .param("k", d.k);
+        // Default sizes stop where the adapter's limits or the time budget end.
+        if explicit.is_none() {
+            if let Err(e) = check_fits(gpu, d) {
+                res = res.with_status(
+                    Status::Skipped,
+                    format!("beyond the adapter's limits: {e:#}"),
+                );
+                emit(res);
+                break;
+            }
+            if let Some((secs, n)) = last_run_s {
+                let scale = (d.m * d.n * d.k) as f64 / (n as f64).powi(3);
+                let projected = secs * scale * (ctx.plan.samples as f64 + 6.0);
+                if si > 0
+                    && Instant::now() + std::time::Duration::from_secs_f64(projected) > ctx.deadline
+                {
+                    res = res.with_status(
+                        Status::Skipped,
+                        format!("time budget: projected {projected:.0} s for this size"),
+                    );
+                    emit(res);
+                    break;
+                }
+            }
+        }
+        (ctx.progress)(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
+        // Tune every candidate at the first size; later sizes re-try the best three.
+        let tune_until = Instant::now()
+            + (ctx.deadline.saturating_duration_since(Instant::now()) / 3).min(
+                std::time::Duration::from_secs(if ctx.quick { 15 } else { 60 }),
+            );
+        let (chosen, trials) = autotune(gpu, ctx.timer, &mut cache, &cands, d, tune_until);
+        if si == 0 || cands.len() > 3 {
+            let mut ranked: Vec<(f64, MatmulConfig)> = trials
+                .iter()
+                .zip(&cands)
+                .filter(|(t, _)| t.valid)
+                .filter_map(|(t, c)| t.gflops_median.map(|g| (g, c.clone())))
+                .collect();
+            ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
+            if !ranked.is_empty() {
+                cands = ranked.into_iter().take(3).map(|(_, c)| c).collect();
+            }
+        }
+        res.autotune = trials
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        let Some(cfg) = chosen else {
+            emit(res.with_status(
+                Status::Failed,
+                "no kernel configuration produced a valid result",
+            ));
+            continue;
+        };
+        (ctx.progress)(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
+        match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan, ctx.faults) {
+            Ok(run) => {
+                last_run_s = Some((run.timing.time_per_iter_s.median, d.m * d.n * d.k));
+                emit(finish(res, run));
+            }
+            Err(e) => emit(res.with_status(Status::Failed, format!("{e:#}"))),
+        }
+    }
+}
+
+fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
+    let valid = run.valid();
+    res.kernel = serde_json::to_value(&run.config).ok().map(|mut v| {
+        if let Some(o) = v.as_object_mut() {
+            o.insert("label".into(), run.config.label().into());
+            o.insert(
+                "padded".into(),
+                serde_json::json!([run.padded.m, run.padded.n, run.padded.k]),
+            );
+        }
+        v
+    });
+    res.validation = Some(Validation {
+        metric: "relative_frobenius".into(),
+        error: run.check.worst(),
+        tolerance: F32_TOLERANCE,
+        passed: valid,
+        detail: Some(format!(
+            "{} of {} rows checked exactly (rel. Frobenius {:.2e}); Freivalds check over all rows {:.2e}; {} non-finite elements",
+            run.check.rows_checked,
+            run.dims.m,
+            run.check.rel_frobenius,
+            run.check.freivalds,
+            run.check.non_finite
+        )),
+    });
+    if valid {
+        res.status = Status::Ok;
+        res.value = Some(run.gflops);
+    } else {
+        res = res.with_status(
+            Status::Failed,
+            format!(
+                "validation failed: error {:.3e} > tolerance {:.0e}",
+                run.check.worst(),
+                F32_TOLERANCE
+            ),
+        );
+    }
+    res.timing = Some(run.timing);
+    res
+}

@@ -1,0 +1,107 @@
+//! The measurement policy shared by every probe: warm-up that is never counted, a batch
+//! sized so one sample lasts well above timer resolution, then a fixed number of samples.
+
+use crate::stats::Summary;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// How long to warm up, how long one sample should last, how many samples to take.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub warmup: Duration,
+    pub min_warmup_runs: u32,
+    pub target_sample: Duration,
+    pub samples: usize,
+    pub max_iters: u32,
+}
+
+impl Plan {
+    pub fn full() -> Plan {
+        Plan {
+            warmup: Duration::from_millis(300),
+            min_warmup_runs: 2,
+            target_sample: Duration::from_millis(25),
+            samples: 15,
+            max_iters: 1 << 16,
+        }
+    }
+
+    pub fn quick() -> Plan {
+        Plan {
+            warmup: Duration::from_millis(100),
+            min_warmup_runs: 2,
+            target_sample: Duration::from_millis(10),
+            samples: 10,
+            max_iters: 1 << 14,
+        }
+    }
+}
+
+/// How a figure was timed, recorded beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimingInfo {
+    pub method: crate::gpu::TimingMethod,
+    /// Iterations of the kernel (or transfer) inside one timed sample.
+    pub iters_per_sample: u32,
+    /// Uncounted runs before the samples (warm-up and batch calibration).
+    pub warmup_runs: u32,
+    pub warmup_s: f64,
+    /// Seconds per single iteration over the counted samples.
+    pub time_per_iter_s: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Runs the plan. `run(iters)` performs `iters` iterations as one timed sample and returns
+/// the seconds it took.
+pub fn measure(
+    plan: &Plan,
+    method: &dyn Fn() -> crate::gpu::TimingMethod,
+    run: &mut dyn FnMut(u32) -> Result<f64>,
+) -> Result<TimingInfo> {
+    let start = Instant::now();
+    let mut warmup_runs = 0u32;
+    // Warm-up: the first run includes shader compilation on some drivers (lavapipe compiles
+    // at the first dispatch), and clocks need time to rise.
+    let mut last = 0.0;
+    while warmup_runs < plan.min_warmup_runs || start.elapsed() < plan.warmup {
+        last = run(1)?;
+        warmup_runs += 1;
+        if last >= plan.target_sample.as_secs_f64() && warmup_runs >= plan.min_warmup_runs {
+            break;
+        }
+    }
+    // Batch calibration: grow the iteration count until one sample lasts the target time.
+    let target = plan.target_sample.as_secs_f64();
+    let mut iters = 1u32;
+    let mut t = last;
+    while t < target && iters < plan.max_iters {
+        let per_iter = (t / f64::from(iters)).max(1e-7);
+        let want = ((target * 1.2) / per_iter).ceil();
+        let next = want.clamp(f64::from(iters) * 2.0, f64::from(iters) * 64.0);
+        iters = (next as u32).min(plan.max_iters);
+        t = run(iters)?;
+        warmup_runs += 1;
+    }
+    let warmup_s = start.elapsed().as_secs_f64();
+    let method_used = method();
+    let mut per_iter = Vec::with_capacity(plan.samples);
+    for _ in 0..plan.samples {
+        per_iter.push(run(iters)? / f64::from(iters));
+    }
+    let time_per_iter_s = Summary::of(&per_iter)
+        .ok_or_else(|| anyhow::anyhow!("timing produced no finite samples"))?;
+    let mut note = None;
+    if method() != method_used {
+        note = Some("timing method changed during sampling".to_string());
+    }
+    Ok(TimingInfo {
+        method: method(),
+        iters_per_sample: iters,
+        warmup_runs,
+        warmup_s,
+        time_per_iter_s,
+        note,
+    })
+}

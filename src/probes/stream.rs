@@ -1,0 +1,430 @@
+//! STREAM-style memory bandwidth: copy, scale, add, triad, and a read-only dot product.
+//!
+//! Arrays are vec4<f32>, sized at least 4x the device's last-level cache where it is known
+//! (the host's L3 for a software adapter), else 256 MiB, and always within the adapter's
+//! buffer limits. Arrays larger than one binding are covered by several bind windows, one
+//! dispatch each. Bandwidth counts bytes read plus bytes written.
+
+use super::Ctx;
+use super::measure::{self, TimingInfo};
+use crate::gpu::Gpu;
+use crate::gpu::context::fold_workgroups;
+use crate::reference::{Rng, max_rel_error};
+use crate::results::{ProbeResult, Status, Validation};
+use anyhow::{Result, bail};
+
+const STREAM_WGSL: &str = include_str!("../../shaders/stream.wgsl");
+const WG: u32 = 256;
+const PER_THREAD: u32 = 4;
+const SCALAR: f32 = 3.0;
+/// Element-wise relative tolerance: one rounding (a contracted FMA in triad may differ from
+/// the CPU's separate multiply and add by an ulp).
+const TOLERANCE: f64 = 1e-6;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+    Dot,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Copy,
+        Kernel::Scale,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Dot,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Scale => "scale",
+            Kernel::Add => "add",
+            Kernel::Triad => "triad",
+            Kernel::Dot => "dot",
+        }
+    }
+
+    /// Arrays read and written per element.
+    fn traffic(self) -> (u64, u64) {
+        match self {
+            Kernel::Copy | Kernel::Scale => (1, 1),
+            Kernel::Add | Kernel::Triad => (2, 1),
+            Kernel::Dot => (2, 0),
+        }
+    }
+}
+
+/// Known last-level cache sizes (bytes) of data-centre GPUs, by name fragment. Figures from
+/// the vendors' architecture documents; unknown GPUs fall back to a size that is large for
+/// every cache shipped so far.
+const GPU_LLC: &[(&str, u64)] = &[
+    ("mi300", 256 << 20),
+    ("mi325", 256 << 20),
+    ("mi250", 16 << 20),
+    ("h200", 50 << 20),
+    ("h100", 50 << 20),
+    ("a100", 40 << 20),
+    ("l40", 96 << 20),
+    ("4090", 72 << 20),
+    ("l4", 48 << 20),
+    ("a10", 6 << 20),
+    ("t4", 4 << 20),
+    ("v100", 6 << 20),
+];
+
+/// The host's last-level cache, from Linux sysfs.
+fn host_llc() -> Option<u64> {
+    let mut best = None;
+    for idx in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{idx}");
+        let Ok(size) = std::fs::read_to_string(format!("{dir}/size")) else {
+            continue;
+        };
+        let s = size.trim();
+        let bytes = if let Some(k) = s.strip_suffix('K') {
+            k.parse::<u64>().ok().map(|v| v << 10)
+        } else if let Some(m) = s.strip_suffix('M') {
+            m.parse::<u64>().ok().map(|v| v << 20)
+        } else {
+            s.parse::<u64>().ok()
+        };
+        if let Some(b) = bytes {
+            best = Some(best.map_or(b, |x: u64| x.max(b)));
+        }
+    }
+    best
+}
+
+/// (bytes per array, how the size was chosen).
+pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo) -> (u64, String) {
+    let name = gpu.info.name.to_lowercase();
+    let llc = if gpu.info.software {
+        host_llc().map(|b| (b, "host last-level cache".to_string()))
+    } else {
+        GPU_LLC
+            .iter()
+            .find(|(k, _)| name.contains(k))
+            .map(|(_, b)| (*b, "known last-level cache".to_string()))
+    };
+    let (want, why) = match llc {
+        Some((b, src)) => ((4 * b).max(32 << 20), format!("4 x {} MiB {src}", b >> 20)),
+        None => (256 << 20, "256 MiB: last-level cache unknown".to_string()),
+    };
+    // Three arrays must fit in a quarter of host memory (a software adapter's device memory
+    // is host memory, and validation keeps host copies) and within the buffer limit.
+    let cap = gpu.max_alloc(host.ram_bytes / 3).min(1 << 30);
+    let bytes = want.min(cap) / 4096 * 4096;
+    let why = if bytes < want {
+        format!(
+            "{why}, capped at {} MiB by the adapter's or host's memory",
+            bytes >> 20
+        )
+    } else {
+        why
+    };
+    (bytes, why)
+}
+
+struct Window {
+    bind: wgpu::BindGroup,
+    groups: (u32, u32),
+    count: u64,
+}
+
+/// Splits `count` vec4 elements into windows within the binding limit and the offset
+/// alignment.
+fn windows(gpu: &Gpu, count: u64) -> Vec<(u64, u64)> {
+    let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16) / 16;
+    let max_bind = gpu.limits.max_storage_buffer_binding_size / 16;
+    // Also bound by the number of elements one window's folded grid can address.
+    let per_group = u64::from(WG * PER_THREAD);
+    let max_grid = u64::from(gpu.limits.max_compute_workgroups_per_dimension).pow(2) * per_group;
+    let step = (max_bind.min(max_grid).min(u64::from(u32::MAX)) / align * align).max(align);
+    let mut out = Vec::new();
+    let mut s = 0;
+    while s < count {
+        let n = step.min(count - s);
+        out.push((s, n));
+        s += n;
+    }
+    out
+}
+
+fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let bytes = elems * 16;
+    let mut res = ProbeResult::new("stream", format!("stream {}", kernel.name()), "GB/s", true)
+        .param("kernel", kernel.name())
+        .param("array_bytes", bytes)
+        .param("array_size_reason", why)
+        .param("element", "vec4<f32>");
+    let n = (elems * 4) as usize;
+    let mut rng = Rng::fresh();
+    let ha = rng.fill_f32(n);
+    let hb = rng.fill_f32(n);
+    let hc = rng.fill_f32(n);
+    let (a, b) = (gpu.upload("a", &ha), gpu.upload("b", &hb));
+    let c = gpu.upload("c", &hc);
+    let wins = windows(gpu, elems);
+    // Dot writes one partial sum (a vec4) per workgroup into its own buffer.
+    let groups_of = |count: u64| (count.div_ceil(u64::from(WG * PER_THREAD))) as u32;
+    let partial_stride = {
+        let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16);
+        wins.iter()
+            .map(|&(_, n)| (u64::from(groups_of(n)) * 16).next_multiple_of(align))
+            .max()
+            .unwrap_or(align)
+    };
+    let partials = (kernel == Kernel::Dot)
+        .then(|| gpu.storage_buffer("partials", partial_stride * wins.len() as u64));
+    // Poison the output so unwritten elements fail validation.
+    match kernel {
+        Kernel::Copy | Kernel::Add => gpu.poison(&c, f32::NAN.to_bits()),
+        Kernel::Scale => gpu.poison(&b, f32::NAN.to_bits()),
+        Kernel::Triad => gpu.poison(&a, f32::NAN.to_bits()),
+        Kernel::Dot => gpu.poison(partials.as_ref().unwrap_or(&c), f32::NAN.to_bits()),
+    }
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("stream"),
+            source: wgpu::ShaderSource::Wgsl(STREAM_WGSL.into()),
+        });
+    let constants = [("WG", f64::from(WG)), ("PER_THREAD", f64::from(PER_THREAD))];
+    // An explicit layout: not every entry point uses every binding, and a derived layout
+    // would leave the unused ones out.
+    let storage = |binding| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: false },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let layout = gpu
+        .device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("stream"),
+            entries: &[
+                storage(0),
+                storage(1),
+                storage(2),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+            ],
+        });
+    let pipeline_layout = gpu
+        .device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("stream"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+    let pipeline = gpu
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(kernel.name()),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some(kernel.name()),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        });
+    if let Some(e) = gpu.take_error() {
+        bail!("stream {} kernel failed to build: {e}", kernel.name());
+    }
+    fn binding(buf: &wgpu::Buffer, start: u64, count: u64) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: buf,
+            offset: start * 16,
+            size: std::num::NonZeroU64::new(count * 16),
+        })
+    }
+    let mut windows_v = Vec::new();
+    for (wi, &(start, count)) in wins.iter().enumerate() {
+        let groups = fold_workgroups(
+            groups_of(count),
+            gpu.limits.max_compute_workgroups_per_dimension,
+        );
+        let params: [u32; 4] = [count as u32, groups.0, SCALAR.to_bits(), 0];
+        let ubuf = gpu.uniform_buffer("stream params", bytemuck::cast_slice(&params));
+        let third = match &partials {
+            Some(p) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: p,
+                offset: partial_stride * wi as u64,
+                size: std::num::NonZeroU64::new(partial_stride),
+            }),
+            None => binding(&c, start, count),
+        };
+        let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("stream window"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: binding(&a, start, count),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: binding(&b, start, count),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: third,
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: ubuf.as_entire_binding(),
+                },
+            ],
+        });
+        windows_v.push(Window {
+            bind,
+            groups,
+            count,
+        });
+    }
+    let timing: TimingInfo = measure::measure(&ctx.plan, &|| ctx.timer.method(), &mut |iters| {
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&pipeline);
+            for _ in 0..iters {
+                for w in &windows_v {
+                    pass.set_bind_group(0, &w.bind, &[]);
+                    pass.dispatch_workgroups(w.groups.0, w.groups.1, 1);
+                }
+            }
+        })
+    })?;
+    res = res.param("bind_windows", windows_v.len());
+    // Validate against the CPU.
+    let (err, detail) = match kernel {
+        Kernel::Dot => {
+            let p = partials.as_ref().expect("dot has partials");
+            let mut sum = 0.0f64;
+            for (wi, w) in windows_v.iter().enumerate() {
+                let groups = groups_of(w.count) as usize;
+                let bytes = gpu.read_bytes(p, partial_stride * wi as u64, (groups * 16) as u64)?;
+                let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
+                sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
+            }
+            let want: f64 = ha
+                .iter()
+                .zip(&hb)
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            // f32 partial sums: error grows like sqrt(n) * u relative to sum |a*b|.
+            let scale: f64 = ha
+                .iter()
+                .zip(&hb)
+                .map(|(x, y)| (f64::from(*x) * f64::from(*y)).abs())
+                .sum();
+            let e = if sum.is_finite() {
+                (sum - want).abs() / scale
+            } else {
+                f64::INFINITY
+            };
+            (
+                e,
+                format!("dot {sum:.6e} vs CPU {want:.6e}, error relative to sum|a*b|"),
+            )
+        }
+        _ => {
+            let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
+                Kernel::Copy => (&c, ha.clone()),
+                Kernel::Scale => (&b, hc.iter().map(|x| SCALAR * x).collect()),
+                Kernel::Add => (&c, ha.iter().zip(&hb).map(|(x, y)| x + y).collect()),
+                _ => (
+                    &a,
+                    hb.iter().zip(&hc).map(|(y, z)| y + SCALAR * z).collect(),
+                ),
+            };
+            let got: Vec<f32> = gpu.read(out, n)?;
+            let e = max_rel_error(&got, &want);
+            (
+                e,
+                "largest element-wise relative error over the whole array".to_string(),
+            )
+        }
+    };
+    let tol = if kernel == Kernel::Dot {
+        1e-5
+    } else {
+        TOLERANCE
+    };
+    let passed = err <= tol;
+    res.validation = Some(Validation {
+        metric: if kernel == Kernel::Dot {
+            "rel_sum".into()
+        } else {
+            "max_rel".into()
+        },
+        error: err,
+        tolerance: tol,
+        passed,
+        detail: Some(detail),
+    });
+    let (r, w) = kernel.traffic();
+    let moved = (r + w) as f64 * bytes as f64;
+    let value = timing.time_per_iter_s.map(|t| moved / t * 1e-9, true);
+    res.timing = Some(timing);
+    if passed {
+        res.status = Status::Ok;
+        res.value = Some(value);
+        Ok(res)
+    } else {
+        Ok(res.with_status(
+            Status::Failed,
+            format!("validation failed: error {err:.3e} > tolerance {tol:.0e}"),
+        ))
+    }
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let (bytes, why) = array_bytes(ctx.gpu, ctx.host);
+    let elems = bytes / 16;
+    for k in Kernel::ALL {
+        if std::time::Instant::now() > ctx.deadline {
+            emit(
+                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
+                    .with_status(Status::Skipped, "time budget spent"),
+            );
+            continue;
+        }
+        (ctx.progress)(&format!("stream {} ({} MiB arrays)", k.name(), bytes >> 20));
+        match run_kernel(ctx, k, elems, &why) {
+            Ok(r) => emit(r),
+            Err(e) => emit(
+                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
+                    .with_status(Status::Failed, format!("{e:#}")),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn traffic_counts() {
+        use super::Kernel::*;
+        assert_eq!(Triad.traffic(), (2, 1));
+        assert_eq!(Dot.traffic(), (2, 0));
+    }
+}

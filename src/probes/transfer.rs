@@ -1,0 +1,135 @@
+//! Host <-> device transfer bandwidth, timed on the wall clock (a transfer's cost is what the
+//! host waits for): host->device is `Queue::write_buffer` + submit + wait; device->host is a
+//! copy into a mappable buffer, map, and a copy out into host memory.
+
+use super::Ctx;
+use super::measure;
+use crate::gpu::TimingMethod;
+use crate::gpu::context::map_read;
+use crate::reference::Rng;
+use crate::results::{ProbeResult, Status, Validation};
+use anyhow::Result;
+use std::time::Instant;
+
+fn transfer_bytes(ctx: &Ctx<'_>) -> u64 {
+    let want: u64 = if ctx.quick { 64 << 20 } else { 256 << 20 };
+    want.min(ctx.gpu.max_alloc(ctx.host.ram_bytes / 2)) / 4096 * 4096
+}
+
+fn finish(
+    mut res: ProbeResult,
+    timing: measure::TimingInfo,
+    bytes: u64,
+    ok: bool,
+    detail: String,
+) -> ProbeResult {
+    res.validation = Some(Validation {
+        metric: "exact".into(),
+        error: if ok { 0.0 } else { 1.0 },
+        tolerance: 0.0,
+        passed: ok,
+        detail: Some(detail),
+    });
+    let value = timing
+        .time_per_iter_s
+        .map(|t| bytes as f64 / t * 1e-9, true);
+    res.timing = Some(timing);
+    if ok {
+        res.status = Status::Ok;
+        res.value = Some(value);
+        res
+    } else {
+        res.with_status(Status::Failed, "validation failed: data arrived changed")
+    }
+}
+
+fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let res = ProbeResult::new("transfer", "transfer host->device", "GB/s", true)
+        .param("bytes", bytes)
+        .param("path", "Queue::write_buffer + submit + wait");
+    let data = Rng::fresh().fill_f32((bytes / 4) as usize);
+    let buf = gpu.storage_buffer("h2d", bytes);
+    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            gpu.queue.write_buffer(&buf, 0, bytemuck::cast_slice(&data));
+            gpu.queue.submit([]);
+            gpu.wait()?;
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    })?;
+    let back: Vec<f32> = gpu.read(&buf, data.len())?;
+    let ok = back
+        .iter()
+        .zip(&data)
+        .all(|(x, y)| x.to_bits() == y.to_bits());
+    Ok(finish(
+        res,
+        timing,
+        bytes,
+        ok,
+        "device copy read back and compared bit for bit".into(),
+    ))
+}
+
+fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let res = ProbeResult::new("transfer", "transfer device->host", "GB/s", true)
+        .param("bytes", bytes)
+        .param("path", "copy to MAP_READ buffer + map + copy out");
+    let data = Rng::fresh().fill_f32((bytes / 4) as usize);
+    let src = gpu.upload("d2h source", &data);
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("d2h staging"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut last = Vec::new();
+    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(&src, 0, &staging, 0, bytes);
+            gpu.queue.submit([enc.finish()]);
+            last = map_read(gpu, &staging, bytes)?;
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    })?;
+    let ok = last.len() as u64 == bytes && last == bytemuck::cast_slice::<f32, u8>(&data);
+    Ok(finish(
+        res,
+        timing,
+        bytes,
+        ok,
+        "last copy compared bit for bit with the uploaded data".into(),
+    ))
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let bytes = transfer_bytes(ctx);
+    for (name, f) in [
+        (
+            "transfer host->device",
+            host_to_device as fn(&Ctx<'_>, u64) -> Result<ProbeResult>,
+        ),
+        ("transfer device->host", device_to_host),
+    ] {
+        if Instant::now() > ctx.deadline {
+            emit(
+                ProbeResult::new("transfer", name, "GB/s", true)
+                    .with_status(Status::Skipped, "time budget spent"),
+            );
+            continue;
+        }
+        (ctx.progress)(&format!("{name} ({} MiB)", bytes >> 20));
+        match f(ctx, bytes) {
+            Ok(r) => emit(r),
+            Err(e) => emit(
+                ProbeResult::new("transfer", name, "GB/s", true)
+                    .with_status(Status::Failed, format!("{e:#}")),
+            ),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Output for people: terminal tables for devices and results.
+
+pub mod table;

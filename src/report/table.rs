@@ -1,0 +1,225 @@
+//! Terminal tables: the device list and the bench summary (also used by `gpuvalue show`).
+
+use crate::gpu::AdapterSummary;
+use crate::results::{ResultsFile, Status};
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+fn mib(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
+    } else {
+        format!("{} MiB", b >> 20)
+    }
+}
+
+#[derive(Tabled)]
+struct DeviceRow {
+    #[tabled(rename = "#")]
+    index: usize,
+    name: String,
+    vendor: String,
+    #[tabled(rename = "type")]
+    device_type: String,
+    backend: String,
+    driver: String,
+    #[tabled(rename = "max buffer / binding")]
+    buffers: String,
+    #[tabled(rename = "wg mem / invocations")]
+    workgroup: String,
+    features: String,
+}
+
+pub fn devices(list: &[AdapterSummary]) -> String {
+    let rows: Vec<DeviceRow> = list
+        .iter()
+        .map(|s| {
+            let f = &s.features;
+            let mut feats = Vec::new();
+            if f.timestamp_query {
+                feats.push("timestamps".to_string());
+            }
+            if f.shader_f64 {
+                feats.push("f64".into());
+            }
+            if f.shader_f16 {
+                feats.push("f16".into());
+            }
+            if f.subgroup {
+                feats.push(format!(
+                    "subgroup {}-{}",
+                    f.subgroup_min_size, f.subgroup_max_size
+                ));
+            }
+            DeviceRow {
+                index: s.index,
+                name: if s.software {
+                    format!("{}\n[software adapter]", s.name)
+                } else {
+                    s.name.clone()
+                },
+                vendor: format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
+                device_type: s.device_type.clone(),
+                backend: s.backend.clone(),
+                driver: format!("{}\n{}", s.driver, s.driver_info),
+                buffers: format!(
+                    "{} / {}",
+                    mib(s.limits.max_buffer_size),
+                    mib(s.limits.max_storage_buffer_binding_size)
+                ),
+                workgroup: format!(
+                    "{} KiB / {}, {} groups/dim",
+                    s.limits.max_compute_workgroup_storage_size / 1024,
+                    s.limits.max_compute_invocations_per_workgroup,
+                    s.limits.max_compute_workgroups_per_dimension
+                ),
+                features: if feats.is_empty() {
+                    "-".into()
+                } else {
+                    feats.join("\n")
+                },
+            }
+        })
+        .collect();
+    Table::new(rows).with(Style::rounded()).to_string()
+}
+
+#[derive(Tabled)]
+struct ProbeRow {
+    probe: String,
+    status: String,
+    median: String,
+    min: String,
+    max: String,
+    unit: String,
+    n: String,
+    timing: String,
+    #[tabled(rename = "check (error)")]
+    check: String,
+    notes: String,
+}
+
+fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A heading naming the adapter (with a plain software warning) and the run.
+pub fn heading(r: &ResultsFile) -> String {
+    let a = &r.adapter;
+    let mut s = format!(
+        "{} — {} {} — driver {} {}\nhost {} ({}, {} threads), {} — gpuvalue {} ({}){}",
+        a.name,
+        a.backend,
+        a.device_type,
+        a.driver,
+        a.driver_info,
+        r.host.hostname,
+        r.host.cpu_model,
+        r.host.cpu_threads,
+        r.created,
+        r.tool.version,
+        r.tool.git_commit,
+        if r.complete {
+            ""
+        } else {
+            " — INCOMPLETE run"
+        }
+    );
+    if a.software {
+        s.push_str(
+            "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures.",
+        );
+    }
+    s
+}
+
+pub fn results(r: &ResultsFile) -> String {
+    let rows: Vec<ProbeRow> = r
+        .probes
+        .iter()
+        .map(|p| {
+            let (median, min, max, n) = match (&p.value, p.status) {
+                (Some(v), Status::Ok) => (
+                    fmt_num(v.median),
+                    fmt_num(v.min),
+                    fmt_num(v.max),
+                    v.n.to_string(),
+                ),
+                _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            let timing = p
+                .timing
+                .as_ref()
+                .map(|t| format!("{}, {}/sample", t.method, t.iters_per_sample))
+                .unwrap_or_else(|| "-".into());
+            let check = p
+                .validation
+                .as_ref()
+                .map(|v| {
+                    format!(
+                        "{} ({:.1e})",
+                        if v.passed { "pass" } else { "FAIL" },
+                        v.error
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            let mut notes = Vec::new();
+            if let Some(reason) = &p.reason {
+                notes.push(reason.clone());
+            }
+            if let Some(label) = p
+                .kernel
+                .as_ref()
+                .and_then(|k| k.get("label"))
+                .and_then(|l| l.as_str())
+            {
+                notes.push(label.to_string());
+            }
+            notes.extend(p.warnings.iter().cloned());
+            ProbeRow {
+                probe: p.name.clone(),
+                status: p.status.to_string(),
+                median,
+                min,
+                max,
+                unit: p.unit.clone(),
+                n,
+                timing,
+                check,
+                notes: wrap(&notes.join("; "), 60),
+            }
+        })
+        .collect();
+    format!(
+        "{}\n{}",
+        heading(r),
+        Table::new(rows).with(Style::rounded())
+    )
+}
+
+/// Wraps text at word boundaries so wide notes do not stretch the table.
+fn wrap(s: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in s.split(' ') {
+        if line > 0 && line + word.len() + 1 > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += word.len();
+    }
+    out
+}

@@ -1,0 +1,284 @@
+//! The results file: its schema (versioned), atomic saving, and strict loading.
+//!
+//! Schema (version 1), one JSON object per adapter run:
+//! ```text
+//! schema_version  integer, 1
+//! tool            { name, version, git_commit }
+//! created         RFC 3339 UTC time the run started; updated: time of the last rewrite
+//! complete        false while the run is still going (the file is rewritten after each probe)
+//! host            { hostname, os, kernel, cpu_model, cpu_threads, cpu_cores, ram_bytes }
+//! adapter         { index, name, vendor_id, vendor, device_id, device_type, backend, driver,
+//!                   driver_info, software, limits{..}, features{..} }
+//! options         { quick, probes, sizes, time_budget_s, trusted_shaders, timestamps, args }
+//! probes[]        { probe, name, params{..}, status (ok|failed|unsupported|skipped), reason,
+//!                   unit, value{n,median,min,max,mean,stddev}, timing{method, iters_per_sample,
+//!                   warmup_runs, warmup_s, time_per_iter_s{..}}, validation{metric, error,
+//!                   tolerance, passed, detail}, kernel{..}, autotune[..], warnings[..] }
+//! ```
+//! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
+
+use crate::gpu::AdapterSummary;
+use crate::host::HostInfo;
+use crate::probes::measure::TimingInfo;
+use crate::stats::Summary;
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+    Unsupported,
+    Skipped,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::Failed => "FAILED",
+            Status::Unsupported => "unsupported",
+            Status::Skipped => "skipped",
+        })
+    }
+}
+
+/// How a probe's output was checked against the CPU reference.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validation {
+    /// `relative_frobenius` (matmul), `max_abs_rel` (stream), `exact` (transfers).
+    pub metric: String,
+    pub error: f64,
+    pub tolerance: f64,
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeResult {
+    /// Probe family: `matmul_f32`, `stream`, `transfer`, `latency`.
+    pub probe: String,
+    /// Unique display name within a run, e.g. `matmul_f32 1024x1024x1024`, `stream triad`.
+    pub name: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub unit: String,
+    /// True when larger values are better (GFLOPS, GB/s); false for latencies.
+    pub higher_is_better: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<TimingInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub autotune: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl ProbeResult {
+    pub fn new(probe: &str, name: impl Into<String>, unit: &str, higher_is_better: bool) -> Self {
+        ProbeResult {
+            probe: probe.into(),
+            name: name.into(),
+            params: BTreeMap::new(),
+            status: Status::Skipped,
+            reason: None,
+            unit: unit.into(),
+            higher_is_better,
+            value: None,
+            timing: None,
+            validation: None,
+            kernel: None,
+            autotune: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn param(mut self, key: &str, v: impl Serialize) -> Self {
+        self.params.insert(
+            key.into(),
+            serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+        );
+        self
+    }
+
+    /// Marks the result with a non-ok status and drops any figure.
+    pub fn with_status(mut self, status: Status, reason: impl Into<String>) -> Self {
+        self.status = status;
+        self.reason = Some(reason.into());
+        if status != Status::Ok {
+            self.value = None;
+        }
+        self
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    pub git_commit: String,
+}
+
+impl ToolInfo {
+    pub fn current() -> ToolInfo {
+        ToolInfo {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: env!("GPUVALUE_GIT_COMMIT").into(),
+        }
+    }
+}
+
+/// The options the run was given, recorded for provenance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    pub quick: bool,
+    pub probes: Vec<String>,
+    #[serde(default)]
+    pub sizes: Option<Vec<u32>>,
+    pub time_budget_s: f64,
+    pub trusted_shaders: bool,
+    pub timestamps: bool,
+    pub args: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsFile {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub created: String,
+    pub updated: String,
+    pub complete: bool,
+    pub host: HostInfo,
+    pub adapter: AdapterSummary,
+    pub options: RunOptions,
+    pub probes: Vec<ProbeResult>,
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
+/// renamed over the target, so a reader never sees a half-written file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("{}: not a file path", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}
+
+impl ResultsFile {
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut json = serde_json::to_vec_pretty(self)?;
+        json.push(b'\n');
+        write_atomic(path, &json)
+    }
+
+    /// Loads and checks a results file: JSON syntax, schema version, field types. Errors name
+    /// the file, the JSON path and what was expected.
+    pub fn load(path: &Path) -> Result<ResultsFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("results file {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<ResultsFile> {
+        let v: serde_json::Value = serde_json::from_str(text).context("not valid JSON")?;
+        match v.get("schema_version") {
+            None => bail!("missing field `schema_version`: is this a gpuvalue results file?"),
+            Some(serde_json::Value::Number(n)) => match n.as_u64() {
+                Some(ver) if ver > u64::from(SCHEMA_VERSION) => bail!(
+                    "schema_version {ver} is newer than this gpuvalue understands ({SCHEMA_VERSION}); \
+                     upgrade gpuvalue to read it"
+                ),
+                Some(0) | None => bail!("schema_version must be a positive integer, found {n}"),
+                Some(_) => {}
+            },
+            Some(other) => bail!("schema_version must be a positive integer, found {other}"),
+        }
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            anyhow::anyhow!("at JSON path `{path}`: {}", e.into_inner())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_status_drops_the_figure() {
+        let mut r = ProbeResult::new("stream", "stream copy", "GB/s", true);
+        r.value = Summary::of(&[1.0]);
+        let r = r.with_status(Status::Failed, "validation error 1.0 > 0");
+        assert!(r.value.is_none());
+        assert_eq!(r.status, Status::Failed);
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let err = ResultsFile::parse(r#"{"schema_version": 99}"#).unwrap_err();
+        assert!(format!("{err:#}").contains("newer"), "{err:#}");
+        let err = ResultsFile::parse(r#"{"probes": []}"#).unwrap_err();
+        assert!(format!("{err:#}").contains("schema_version"), "{err:#}");
+        let err = ResultsFile::parse("{not json").unwrap_err();
+        assert!(format!("{err:#}").contains("JSON"), "{err:#}");
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"first").unwrap();
+        write_atomic(&p, b"second").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "second");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,102 @@
+//! Sample statistics: median, min, max, mean, standard deviation, and a spread warning.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary of repeated measurements of one figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of samples (warm-up and calibration runs are never counted).
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+/// Relative spread above which a figure is flagged as noisy.
+pub const WIDE_SPREAD: f64 = 0.10;
+
+impl Summary {
+    /// Summarises samples; `None` for an empty slice or one holding a non-finite value.
+    pub fn of(xs: &[f64]) -> Option<Summary> {
+        if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let mut v = xs.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        Some(Summary {
+            n,
+            median,
+            min: v[0],
+            max: v[n - 1],
+            mean,
+            stddev: var.sqrt(),
+        })
+    }
+
+    /// (max - min) / median: how far apart the fastest and slowest samples were.
+    pub fn rel_spread(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.max - self.min) / self.median.abs()
+        }
+    }
+
+    /// Maps each statistic through a monotone function (e.g. seconds -> GFLOPS), swapping min
+    /// and max when the function is decreasing.
+    pub fn map(&self, f: impl Fn(f64) -> f64, decreasing: bool) -> Summary {
+        let (lo, hi) = if decreasing {
+            (f(self.max), f(self.min))
+        } else {
+            (f(self.min), f(self.max))
+        };
+        Summary {
+            n: self.n,
+            median: f(self.median),
+            min: lo,
+            max: hi,
+            mean: f(self.mean),
+            stddev: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_and_even_medians() {
+        let s = Summary::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
+        let s = Summary::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert!((s.stddev - 1.2909944487358056).abs() < 1e-12);
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn spread_and_map() {
+        let s = Summary::of(&[0.9, 1.0, 1.2]).unwrap();
+        assert!((s.rel_spread() - 0.3).abs() < 1e-12);
+        let g = s.map(|t| 2.0 / t, true);
+        assert_eq!(g.min, 2.0 / 1.2);
+        assert_eq!(g.max, 2.0 / 0.9);
+        assert_eq!(g.median, 2.0);
+    }
+}
