@@ -116,6 +116,9 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
     if !(time_budget.is_finite() && time_budget > 0.0) {
         bail!("--time-budget {time_budget}: expected a positive number of seconds");
     }
+    if args.array_mib == Some(0) {
+        bail!("--array-mib 0: expected at least 1 MiB");
+    }
     let list = adapter::enumerate(args.select.backend);
     let chosen = list.select(&args.select.adapter)?;
     let host = HostInfo::detect();
@@ -145,6 +148,23 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             );
         }
         let gpu = Gpu::open(list.adapters[idx].clone(), info.clone())?;
+        if let Some(sizes) = &args.sizes {
+            for &d in sizes {
+                probes::matmul::check_fits(&gpu, d).with_context(|| {
+                    format!("--sizes {}x{}x{} on adapter {}", d.m, d.n, d.k, info)
+                })?;
+            }
+        }
+        if let Some(mib) = args.array_mib {
+            let limit = gpu.limits.max_buffer_size;
+            if mib << 20 > limit {
+                bail!(
+                    "--array-mib {mib}: larger than adapter {}'s max_buffer_size ({} MiB)",
+                    info,
+                    limit >> 20
+                );
+            }
+        }
         let timer = Timer::new(&gpu, !args.no_timestamps);
         let mut results = ResultsFile {
             schema_version: SCHEMA_VERSION,
@@ -160,7 +180,8 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 sizes: args
                     .sizes
                     .as_ref()
-                    .map(|v| v.iter().map(|d| d.m.max(d.n).max(d.k) as u32).collect()),
+                    .map(|v| v.iter().map(|d| format!("{}x{}x{}", d.m, d.n, d.k)).collect()),
+                array_mib: args.array_mib,
                 time_budget_s: time_budget,
                 trusted_shaders: !args.checked,
                 timestamps: !args.no_timestamps,
@@ -206,6 +227,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 host: &host,
                 progress: &progress,
                 faults: Default::default(),
+                array_bytes: args.array_mib.map(|m| m << 20),
             };
             probes::run(*kind, &ctx, &mut |mut r| {
                 if let Some(reason) = timer.fallback_reason()

@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// else 600). Probes stop starting new sizes when their share is spent.
     #[arg(long, value_name = "SECONDS")]
     pub time_budget: Option<f64>,
+    /// Array size in MiB for the stream and transfer probes (default: 4x the last-level
+    /// cache where known, else 256 MiB; within the adapter's limits).
+    #[arg(long, value_name = "MIB")]
+    pub array_mib: Option<u64>,
     /// Results file (default results/<host>-<adapter>-<time>.json). With several adapters,
     /// the adapter's index is added before the extension.
     #[arg(long, short = 'o')]

@@ -9,7 +9,7 @@
 //! host            { hostname, os, kernel, cpu_model, cpu_threads, cpu_cores, ram_bytes }
 //! adapter         { index, name, vendor_id, vendor, device_id, device_type, backend, driver,
 //!                   driver_info, software, limits{..}, features{..} }
-//! options         { quick, probes, sizes, time_budget_s, trusted_shaders, timestamps, args }
+//! options         { quick, probes, sizes, array_mib, time_budget_s, trusted_shaders, timestamps, args }
 //! probes[]        { probe, name, params{..}, status (ok|failed|unsupported|skipped), reason,
 //!                   unit, value{n,median,min,max,mean,stddev}, timing{method, iters_per_sample,
 //!                   warmup_runs, warmup_s, time_per_iter_s{..}}, validation{metric, error,
@@ -152,8 +152,11 @@ impl ToolInfo {
 pub struct RunOptions {
     pub quick: bool,
     pub probes: Vec<String>,
+    /// Matmul sizes given with --sizes, as MxNxK.
     #[serde(default)]
-    pub sizes: Option<Vec<u32>>,
+    pub sizes: Option<Vec<String>>,
+    #[serde(default)]
+    pub array_mib: Option<u64>,
     pub time_budget_s: f64,
     pub trusted_shaders: bool,
     pub timestamps: bool,

@@ -23,12 +23,22 @@ pub struct Gpu {
 impl Gpu {
     /// Opens the adapter with all of its limits and the optional features the probes can use.
     pub fn open(adapter: wgpu::Adapter, info: AdapterSummary) -> Result<Gpu> {
+        let limits = adapter.limits();
+        Self::open_with_limits(adapter, info, limits)
+    }
+
+    /// Opens the adapter with the given limits (tests lower them to exercise code paths
+    /// that large devices would take, such as bind windows).
+    pub fn open_with_limits(
+        adapter: wgpu::Adapter,
+        info: AdapterSummary,
+        limits: wgpu::Limits,
+    ) -> Result<Gpu> {
         let wanted = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::SHADER_F64
             | wgpu::Features::SHADER_F16
             | wgpu::Features::SUBGROUP;
         let features = adapter.features() & wanted;
-        let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpuvalue"),
             required_features: features,

@@ -75,6 +75,8 @@ pub struct Ctx<'a> {
     pub host: &'a crate::host::HostInfo,
     pub progress: &'a dyn Fn(&str),
     pub faults: matmul::Faults,
+    /// Array size for the stream and transfer probes (else chosen from the cache size).
+    pub array_bytes: Option<u64>,
 }
 
 pub fn run(kind: ProbeKind, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {

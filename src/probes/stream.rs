@@ -398,7 +398,10 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
 }
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let (bytes, why) = array_bytes(ctx.gpu, ctx.host);
+    let (bytes, why) = match ctx.array_bytes {
+        Some(b) => (b / 4096 * 4096, "given with --array-mib".to_string()),
+        None => array_bytes(ctx.gpu, ctx.host),
+    };
     let elems = bytes / 16;
     for k in Kernel::ALL {
         if std::time::Instant::now() > ctx.deadline {

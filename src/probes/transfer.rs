@@ -12,7 +12,9 @@ use anyhow::Result;
 use std::time::Instant;
 
 fn transfer_bytes(ctx: &Ctx<'_>) -> u64 {
-    let want: u64 = if ctx.quick { 64 << 20 } else { 256 << 20 };
+    let want: u64 = ctx
+        .array_bytes
+        .unwrap_or(if ctx.quick { 64 << 20 } else { 256 << 20 });
     want.min(ctx.gpu.max_alloc(ctx.host.ram_bytes / 2)) / 4096 * 4096
 }
 
