@@ -2,10 +2,10 @@
 // Each invocation accumulates TM rows x TN4 vec4 column groups in registers. All invocations
 // of a workgroup share the same TM rows, so their loads of A are uniform across the workgroup
 // (one load serves every lane on a SIMD CPU rasteriser); B is read as vec4, one column group
-// per lane, TN4 groups interleaved by WG so neighbouring lanes read neighbouring addresses.
-// The host prepends `const TM` and `const TN4` (register block: private arrays need constant
-// sizes) and pads M, N, K to tile multiples, so every index below is in range.
-// Tile: BM = TM rows, BN = 4 * TN4 * WG columns; the K loop steps 4 (one vec4 of A).
+// per lane, the TN4 groups interleaved by WG so neighbouring lanes read neighbouring addresses.
+// The host expands the `//@` lines into straight-line code for the register block (no
+// private arrays, so no compiler ever indexes registers dynamically) and pads M, N, K to tile
+// multiples, so every index below is in range. Tile: TM rows x 4*TN4*WG columns, K step 4.
 
 struct Dims { m: u32, n: u32, k: u32, k_stop: u32 }
 
@@ -22,27 +22,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let k4 = dims.k / 4u;
     let row0 = wid.y * TM;
     let col4 = wid.x * (WG * TN4) + lid.x;
-    var acc: array<array<vec4<f32>, TN4>, TM>;
+    //@ACC_DECL  var acc_{m}_{j} = vec4<f32>(0.0);
     // k_stop equals k; tests lower it to build a deliberately wrong kernel.
     let kb_end = dims.k_stop / 4u;
     for (var kb = 0u; kb < kb_end; kb++) {
-        var av: array<vec4<f32>, TM>;
-        for (var m = 0u; m < TM; m++) {
-            av[m] = a[(row0 + m) * k4 + kb];
-        }
-        for (var kk = 0u; kk < 4u; kk++) {
-            let brow = (kb * 4u + kk) * n4 + col4;
-            for (var j = 0u; j < TN4; j++) {
-                let bv = b[brow + j * WG];
-                for (var m = 0u; m < TM; m++) {
-                    acc[m][j] = fma(vec4<f32>(av[m][kk]), bv, acc[m][j]);
-                }
-            }
-        }
+        //@A_LOAD  let a_{m} = a[(row0 + {m}u) * k4 + kb];
+        //@K_STEP  {
+        //@K_STEP      let brow = (kb * 4u + {kk}u) * n4 + col4;
+        //@B_LOAD      let b_{j} = b[brow + {j}u * WG];
+        //@FMA         acc_{m}_{j} = fma(vec4<f32>(a_{m}.{lane}), b_{j}, acc_{m}_{j});
+        //@K_STEP  }
     }
-    for (var m = 0u; m < TM; m++) {
-        for (var j = 0u; j < TN4; j++) {
-            c[(row0 + m) * n4 + col4 + j * WG] = acc[m][j];
-        }
-    }
+    //@STORE  c[(row0 + {m}u) * n4 + col4 + {j}u * WG] = acc_{m}_{j};
 }

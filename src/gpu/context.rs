@@ -17,6 +17,7 @@ pub struct Gpu {
     /// Set when wgpu reports an uncaptured error (validation, out of memory): the probe that
     /// was running is then marked failed rather than trusted.
     error_flag: Arc<AtomicBool>,
+    /// The first error since the last `take_error`.
     last_error: Arc<std::sync::Mutex<Option<String>>>,
 }
 
@@ -55,8 +56,11 @@ impl Gpu {
             let last = last_error.clone();
             device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
                 flag.store(true, Ordering::SeqCst);
-                if let Ok(mut l) = last.lock() {
-                    *l = Some(e.to_string());
+                // Keep the first error: later ones are usually its consequences.
+                if let Ok(mut l) = last.lock()
+                    && l.is_none()
+                {
+                    *l = Some(format!("{e:#}"));
                 }
             }));
         }

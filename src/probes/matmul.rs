@@ -18,6 +18,8 @@ use std::time::Instant;
 
 const ROWS_WGSL: &str = include_str!("../../shaders/matmul_rows.wgsl");
 const TILED_WGSL: &str = include_str!("../../shaders/matmul_tiled.wgsl");
+const SUBGROUP_WGSL: &str = include_str!("../../shaders/matmul_subgroup.wgsl");
+const PACK_WGSL: &str = include_str!("../../shaders/pack_panels.wgsl");
 
 /// Relative Frobenius error above which an f32 product is wrong (random inputs in [-1, 1]
 /// give ~1e-7 to 1e-6 for K up to several thousand).
@@ -30,6 +32,8 @@ pub enum KernelKind {
     Tiled,
     /// No workgroup memory; rows shared by the workgroup, uniform loads of A.
     Rows,
+    /// No workgroup memory; rows of A loaded across a subgroup and broadcast.
+    Subgroup,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -43,11 +47,18 @@ pub struct MatmulConfig {
     pub wg_y: u32,
     /// K-tile depth (tiled kernel); 4 for the rows kernel.
     pub bk: u32,
+    /// Subgroup size the kernel assumes (subgroup kernel only; 1 otherwise).
+    #[serde(default = "one")]
+    pub sg: u32,
     /// Built without runtime bounds checks (indexing proven in range by padding).
     pub trusted: bool,
     /// Test hook: stop this many K elements early, making a deliberately wrong kernel.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub k_skip: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -63,8 +74,17 @@ impl MatmulConfig {
             wg_x,
             wg_y,
             bk,
+            sg: 1,
             trusted: true,
             k_skip: 0,
+        }
+    }
+
+    pub fn subgroup(tm: u32, tn4: u32, wg: u32, sg: u32) -> Self {
+        MatmulConfig {
+            kernel: KernelKind::Subgroup,
+            sg,
+            ..Self::rows(tm, tn4, wg)
         }
     }
 
@@ -76,6 +96,7 @@ impl MatmulConfig {
             wg_x: wg,
             wg_y: 1,
             bk: 4,
+            sg: 1,
             trusted: true,
             k_skip: 0,
         }
@@ -92,7 +113,7 @@ impl MatmulConfig {
 
     pub fn workgroup_bytes(&self) -> u32 {
         match self.kernel {
-            KernelKind::Rows => 0,
+            KernelKind::Rows | KernelKind::Subgroup => 0,
             KernelKind::Tiled => {
                 let (bm, bn, bk) = self.tile();
                 4 * bk * (bm + bn)
@@ -105,6 +126,7 @@ impl MatmulConfig {
         let kind = match self.kernel {
             KernelKind::Tiled => "tiled",
             KernelKind::Rows => "rows",
+            KernelKind::Subgroup => "subgroup",
         };
         let mut s = format!(
             "{kind} {bm}x{bn}x{bk} tile, {}x{} per thread, {} threads",
@@ -147,6 +169,9 @@ impl MatmulConfig {
                 l.max_compute_workgroup_storage_size
             ));
         }
+        if self.kernel == KernelKind::Subgroup && (self.tm % self.sg != 0 || self.wg_x % self.sg != 0) {
+            return Some(format!("rows {} and workgroup {} must be multiples of the subgroup size {}", self.tm, self.wg_x, self.sg));
+        }
         if self.kernel == KernelKind::Tiled {
             let (bm, _, bk) = self.tile();
             if bk % 4 != 0 || (bm * bk / 4) % self.threads() != 0 {
@@ -158,18 +183,19 @@ impl MatmulConfig {
 
     fn source(&self) -> String {
         let body = match self.kernel {
-            KernelKind::Tiled => TILED_WGSL,
-            KernelKind::Rows => ROWS_WGSL,
+            KernelKind::Tiled => TILED_WGSL.to_string(),
+            KernelKind::Rows => expand_register_block(ROWS_WGSL, self.tm, self.tn4, 1),
+            KernelKind::Subgroup => expand_register_block(SUBGROUP_WGSL, self.tm, self.tn4, self.sg),
         };
         format!(
-            "const TM: u32 = {}u;\nconst TN4: u32 = {}u;\n{body}",
-            self.tm, self.tn4
+            "const TM: u32 = {}u;\nconst TN4: u32 = {}u;\nconst SG: u32 = {}u;\n{body}",
+            self.tm, self.tn4, self.sg
         )
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {
         match self.kernel {
-            KernelKind::Rows => vec![("WG", f64::from(self.wg_x))],
+            KernelKind::Rows | KernelKind::Subgroup => vec![("WG", f64::from(self.wg_x))],
             KernelKind::Tiled => vec![
                 ("WG_X", f64::from(self.wg_x)),
                 ("WG_Y", f64::from(self.wg_y)),
@@ -179,17 +205,128 @@ impl MatmulConfig {
     }
 }
 
+/// Expands the `//@TAG  text` lines of a kernel template into straight-line code for a
+/// TM x TN4 register block (SG: subgroup size, for the subgroup kernel). Placeholders:
+/// {m} row, {j} vec4 column group, {kk} k step within a vec4 of A, {lane} its component,
+/// {r} the subgroup's row load (m / SG), {s} the lane holding row m (m % SG).
+/// - `ACC_DECL`, `STORE`: once per (m, j); `A_LOAD`: per m; `AROW`, `A_LOAD_SG`: per r;
+///   `B_LOAD_ALL`: per (kk, j).
+/// - A run of `K_STEP`/`B_LOAD`/`FMA` lines repeats per kk, with `B_LOAD` per j and `FMA`
+///   per (j, m) inside.
+/// - A run of `BCAST`/`FMA_SG` lines repeats per m, with `FMA_SG` per (kk, j) inside.
+pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> String {
+    #[derive(Clone, Copy, Default)]
+    struct Ix {
+        m: u32,
+        j: u32,
+        kk: u32,
+    }
+    fn tagged(line: &str) -> Option<(&str, &str)> {
+        let rest = line.trim_start().strip_prefix("//@")?;
+        let (tag, text) = rest.split_once(' ')?;
+        Some((tag, text.trim_start()))
+    }
+    let sg = sg.max(1);
+    let subst = |text: &str, i: Ix| {
+        text.replace("{m}", &i.m.to_string())
+            .replace("{j}", &i.j.to_string())
+            .replace("{kk}", &i.kk.to_string())
+            .replace("{lane}", ["x", "y", "z", "w"][i.kk as usize % 4])
+            .replace("{r}", &(i.m / sg).to_string())
+            .replace("{s}", &(i.m % sg).to_string())
+    };
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    // Column where a tagged line's text starts, to keep the template's alignment.
+    let col = |l: &str| l.len() - tagged(l).map_or(0, |(_, t)| t.len());
+    let all = |n: u32| 0..n;
+    let lines: Vec<&str> = template.lines().collect();
+    let mut out = String::new();
+    let mut emit = |pad: usize, text: &str, i: Ix| {
+        out.push_str(&" ".repeat(pad));
+        out.push_str(&subst(text, i));
+        out.push('\n');
+    };
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let Some((tag, text)) = tagged(line) else {
+            emit(0, line, Ix::default());
+            i += 1;
+            continue;
+        };
+        let pad = indent(line);
+        let block_of = |t: &str| match t {
+            "K_STEP" | "B_LOAD" | "FMA" => Some("K_STEP"),
+            "BCAST" | "FMA_SG" => Some("BCAST"),
+            _ => None,
+        };
+        if let Some(block) = block_of(tag) {
+            let start = i;
+            while i < lines.len() && tagged(lines[i]).and_then(|(t, _)| block_of(t)) == Some(block) {
+                i += 1;
+            }
+            let outer = if block == "K_STEP" { 4 } else { tm };
+            for o in 0..outer {
+                for l in &lines[start..i] {
+                    let (t, text) = tagged(l).unwrap_or(("", ""));
+                    let p = pad + col(l).saturating_sub(col(lines[start]));
+                    match t {
+                        "B_LOAD" => all(tn4).for_each(|j| emit(p, text, Ix { j, kk: o, m: 0 })),
+                        "FMA" => all(tn4).for_each(|j| all(tm).for_each(|m| emit(p, text, Ix { m, j, kk: o }))),
+                        "FMA_SG" => all(4).for_each(|kk| all(tn4).for_each(|j| emit(p, text, Ix { m: o, j, kk }))),
+                        "BCAST" => emit(p, text, Ix { m: o, ..Ix::default() }),
+                        _ => emit(p, text, Ix { kk: o, ..Ix::default() }),
+                    }
+                }
+            }
+            continue;
+        }
+        match tag {
+            "ACC_DECL" | "STORE" => all(tm).for_each(|m| all(tn4).for_each(|j| emit(pad, text, Ix { m, j, kk: 0 }))),
+            "A_LOAD" => all(tm).for_each(|m| emit(pad, text, Ix { m, ..Ix::default() })),
+            "AROW" | "A_LOAD_SG" => all(tm.div_ceil(sg)).for_each(|r| emit(pad, text, Ix { m: r * sg, ..Ix::default() })),
+            "B_LOAD_ALL" => all(4).for_each(|kk| all(tn4).for_each(|j| emit(pad, text, Ix { m: 0, j, kk }))),
+            other => panic!("unknown template tag //@{other}"),
+        }
+        i += 1;
+    }
+    out
+}
+
 /// The configurations the autotuner tries on an adapter, most promising first. CPU
 /// rasterisers favour tall register blocks without workgroup memory; GPUs the classic
 /// 64x64 / 128x128 tiles with 4x4 or 8x8 register blocks.
 pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
     let mut v = Vec::new();
-    let rows = [
-        MatmulConfig::rows(8, 1, 64),
-        MatmulConfig::rows(16, 1, 64),
-        MatmulConfig::rows(4, 2, 64),
-        MatmulConfig::rows(8, 2, 32),
-    ];
+    let rows: Vec<MatmulConfig> = std::env::var("GPUVALUE_ROWS_SWEEP")
+        .ok()
+        .map(|s| {
+            s.split(',')
+                .filter_map(|t| {
+                    let (sub, t) = match t.strip_prefix('s') {
+                        Some(rest) => (true, rest),
+                        None => (false, t),
+                    };
+                    let v: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
+                    let f = &gpu.info.features;
+                    (v.len() == 3).then(|| {
+                        if sub {
+                            MatmulConfig::subgroup(v[0], v[1], v[2], f.subgroup_min_size)
+                        } else {
+                            MatmulConfig::rows(v[0], v[1], v[2])
+                        }
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            vec![
+                MatmulConfig::rows(8, 1, 64),
+                MatmulConfig::rows(16, 1, 64),
+                MatmulConfig::rows(4, 2, 64),
+                MatmulConfig::rows(8, 2, 32),
+            ]
+        });
     let tiled = [
         MatmulConfig::tiled(4, 1, 16, 16, 16), // 64x64 tile, 4x4 per thread
         MatmulConfig::tiled(8, 2, 16, 16, 8),  // 128x128 tile, 8x8 per thread
@@ -211,9 +348,34 @@ pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
 #[derive(Default)]
 pub struct PipelineCache {
     map: HashMap<MatmulConfig, wgpu::ComputePipeline>,
+    pack: HashMap<&'static str, wgpu::ComputePipeline>,
 }
 
 impl PipelineCache {
+    fn pack(&mut self, gpu: &Gpu, entry: &'static str) -> Result<&wgpu::ComputePipeline> {
+        if !self.pack.contains_key(entry) {
+            let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("pack panels"),
+                source: wgpu::ShaderSource::Wgsl(PACK_WGSL.into()),
+            });
+            let p = gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("pack panels"),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+            if let Some(e) = gpu.take_error() {
+                bail!("panel packing kernel {entry} failed to build: {e}");
+            }
+            self.pack.insert(entry, p);
+        }
+        Ok(&self.pack[entry])
+    }
+
     fn get(&mut self, gpu: &Gpu, cfg: &MatmulConfig) -> Result<&wgpu::ComputePipeline> {
         if !self.map.contains_key(cfg) {
             let desc = wgpu::ShaderModuleDescriptor {
@@ -337,6 +499,19 @@ pub fn run_config(
         "dims",
         bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
     );
+    // The subgroup kernel reads A and B packed in panels; the packing runs inside the timed
+    // pass, so every timed iteration starts from the row-major inputs.
+    let mut packs: Vec<PackStep> = Vec::new();
+    let (mut a_for_kernel, mut b_for_kernel) = (&abuf, &bbuf);
+    let (a_packed, b_packed);
+    if cfg.kernel == KernelKind::Subgroup {
+        a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64);
+        b_packed = gpu.storage_buffer("B panels", (p.k * p.n * 4) as u64);
+        packs.push(pack_step(gpu, cache, "pack_rows", &abuf, &a_packed, [(p.k / 4) as u32, 0, cfg.tm], (p.m * p.k / 4) as u32)?);
+        packs.push(pack_step(gpu, cache, "main", &bbuf, &b_packed, [p.k as u32, (p.n / 4) as u32, cfg.wg_x * cfg.tn4], (p.k * p.n / 4) as u32)?);
+        a_for_kernel = &a_packed;
+        b_for_kernel = &b_packed;
+    }
     let pipeline = cache.get(gpu, cfg)?;
     let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("matmul"),
@@ -344,11 +519,11 @@ pub fn run_config(
         entries: &[
             wgpu::BindGroupEntry {
                 binding: 0,
-                resource: abuf.as_entire_binding(),
+                resource: a_for_kernel.as_entire_binding(),
             },
             wgpu::BindGroupEntry {
                 binding: 1,
-                resource: bbuf.as_entire_binding(),
+                resource: b_for_kernel.as_entire_binding(),
             },
             wgpu::BindGroupEntry {
                 binding: 2,
@@ -362,9 +537,14 @@ pub fn run_config(
     });
     let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
         timer.time_pass(&mut |pass| {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
             for _ in 0..iters {
+                for step in &packs {
+                    pass.set_pipeline(&step.pipeline);
+                    pass.set_bind_group(0, &step.bind, &[]);
+                    pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
+                }
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, &bind, &[]);
                 pass.dispatch_workgroups(gx, gy, 1);
             }
         })
@@ -391,6 +571,56 @@ pub fn run_config(
         timing,
         gflops,
         check,
+    })
+}
+
+/// One packing dispatch that runs before the matmul in each timed iteration.
+struct PackStep {
+    pipeline: wgpu::ComputePipeline,
+    bind: wgpu::BindGroup,
+    groups: (u32, u32),
+}
+
+fn pack_step(
+    gpu: &Gpu,
+    cache: &mut PipelineCache,
+    entry: &'static str,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    fields: [u32; 3],
+    total_vec4: u32,
+) -> Result<PackStep> {
+    let groups = crate::gpu::context::fold_workgroups(
+        total_vec4.div_ceil(256),
+        gpu.limits.max_compute_workgroups_per_dimension,
+    );
+    let ubuf = gpu.uniform_buffer(
+        "pack dims",
+        bytemuck::cast_slice(&[fields[0], fields[1], fields[2], groups.0]),
+    );
+    let pipeline = cache.pack(gpu, entry)?.clone();
+    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(entry),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: src.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: dst.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: ubuf.as_entire_binding(),
+            },
+        ],
+    });
+    Ok(PackStep {
+        pipeline,
+        bind,
+        groups,
     })
 }
 
@@ -649,4 +879,33 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
     }
     res.timing = Some(run.timing);
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_block_expands_to_straight_line_code() {
+        let src = expand_register_block(ROWS_WGSL, 2, 2, 1);
+        assert!(!src.contains("//@"), "{src}");
+        assert!(!src.contains('{') || !src.contains("{m}"), "{src}");
+        assert_eq!(src.matches("var acc_").count(), 4);
+        // 4 k steps x 2 column groups x 2 rows multiply-adds.
+        assert_eq!(src.matches("= fma(").count(), 16);
+        assert_eq!(src.matches("let b_").count(), 8);
+        assert!(src.contains("acc_1_1 = fma(vec4<f32>(a_1.w), b_1, acc_1_1);"), "{src}");
+        if std::env::var_os("SHOW_KERNEL").is_some() {
+            println!("{src}");
+        }
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64"), Ok(Dims { m: 64, n: 64, k: 64 }));
+        assert_eq!(parse_size("2x3x4"), Ok(Dims { m: 2, n: 3, k: 4 }));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("2x3").is_err());
+        assert!(parse_size("abc").is_err());
+    }
 }
