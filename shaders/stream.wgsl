@@ -2,7 +2,9 @@
 // dot product. The host binds windows of large arrays (each within the binding limit) and
 // folds the 1-D grid into 2-D (x * y workgroups) to stay within the per-dimension limit.
 // Each invocation handles PER_THREAD elements strided by the workgroup size, so neighbouring
-// invocations touch neighbouring addresses.
+// invocations touch neighbouring addresses. The host makes every window a whole number of
+// workgroup blocks (WG * PER_THREAD elements) and dispatches exactly that many workgroups
+// (no folded grid needs padding then: x * y == groups), so no element test is needed.
 
 struct Params { count: u32, groups_x: u32, scalar: f32, _pad: u32 }
 
@@ -23,7 +25,7 @@ fn copy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let i0 = base(wid) + lid;
     for (var t = 0u; t < PER_THREAD; t++) {
         let i = i0 + t * WG;
-        if (i < p.count) { c[i] = a[i]; }
+        c[i] = a[i];
     }
 }
 
@@ -32,7 +34,7 @@ fn scale(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let i0 = base(wid) + lid;
     for (var t = 0u; t < PER_THREAD; t++) {
         let i = i0 + t * WG;
-        if (i < p.count) { b[i] = p.scalar * c[i]; }
+        b[i] = p.scalar * c[i];
     }
 }
 
@@ -41,7 +43,7 @@ fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     let i0 = base(wid) + lid;
     for (var t = 0u; t < PER_THREAD; t++) {
         let i = i0 + t * WG;
-        if (i < p.count) { c[i] = a[i] + b[i]; }
+        c[i] = a[i] + b[i];
     }
 }
 
@@ -50,7 +52,7 @@ fn triad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let i0 = base(wid) + lid;
     for (var t = 0u; t < PER_THREAD; t++) {
         let i = i0 + t * WG;
-        if (i < p.count) { a[i] = b[i] + p.scalar * c[i]; }
+        a[i] = b[i] + p.scalar * c[i];
     }
 }
 
@@ -64,7 +66,7 @@ fn dot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
     var s = vec4<f32>(0.0);
     for (var t = 0u; t < PER_THREAD; t++) {
         let i = i0 + t * WG;
-        if (i < p.count) { s += a[i] * b[i]; }
+        s += a[i] * b[i];
     }
     partial[lid] = (s.x + s.y) + (s.z + s.w);
     workgroupBarrier();

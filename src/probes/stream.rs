@@ -8,14 +8,16 @@
 use super::Ctx;
 use super::measure::{self, TimingInfo};
 use crate::gpu::Gpu;
-use crate::gpu::context::fold_workgroups;
 use crate::reference::{Rng, max_rel_error};
 use crate::results::{ProbeResult, Status, Validation};
 use anyhow::{Result, bail};
 
 const STREAM_WGSL: &str = include_str!("../../shaders/stream.wgsl");
-const WG: u32 = 256;
-const PER_THREAD: u32 = 4;
+/// (workgroup size, elements per invocation) configurations the tuner tries per kernel. CPU
+/// rasterisers differ in which loop shapes they unroll; GPUs are indifferent.
+pub const CONFIGS: [(u32, u32); 5] = [(256, 4), (256, 16), (1024, 4), (1024, 1), (512, 8)];
+/// Every array is a whole number of the largest block (4096 vec4 = 64 KiB).
+const MAX_BLOCK: u64 = 512 * 8;
 const SCALAR: f32 = 3.0;
 /// Element-wise relative tolerance: one rounding (a contracted FMA in triad may differ from
 /// the CPU's separate multiply and add by an ulp).
@@ -118,7 +120,7 @@ pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo) -> (u64, String) {
     // Three arrays must fit in a quarter of host memory (a software adapter's device memory
     // is host memory, and validation keeps host copies) and within the buffer limit.
     let cap = gpu.max_alloc(host.ram_bytes / 3).min(1 << 30);
-    let bytes = want.min(cap) / 4096 * 4096;
+    let bytes = want.min(cap) / (MAX_BLOCK * 16) * (MAX_BLOCK * 16);
     let why = if bytes < want {
         format!(
             "{why}, capped at {} MiB by the adapter's or host's memory",
@@ -136,15 +138,15 @@ struct Window {
     count: u64,
 }
 
-/// Splits `count` vec4 elements into windows within the binding limit and the offset
-/// alignment.
-fn windows(gpu: &Gpu, count: u64) -> Vec<(u64, u64)> {
+/// Splits `count` vec4 elements (a multiple of `block`, the elements one workgroup handles)
+/// into windows within the binding limit, the offset alignment and a one-dimensional grid,
+/// each a whole number of blocks, so the kernels need no element test.
+fn windows(gpu: &Gpu, count: u64, block: u64) -> Vec<(u64, u64)> {
     let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16) / 16;
+    let unit = lcm(align, block);
     let max_bind = gpu.limits.max_storage_buffer_binding_size / 16;
-    // Also bound by the number of elements one window's folded grid can address.
-    let per_group = u64::from(WG * PER_THREAD);
-    let max_grid = u64::from(gpu.limits.max_compute_workgroups_per_dimension).pow(2) * per_group;
-    let step = (max_bind.min(max_grid).min(u64::from(u32::MAX)) / align * align).max(align);
+    let max_grid = u64::from(gpu.limits.max_compute_workgroups_per_dimension) * block;
+    let step = (max_bind.min(max_grid).min(u64::from(u32::MAX)) / unit * unit).max(unit);
     let mut out = Vec::new();
     let mut s = 0;
     while s < count {
@@ -155,7 +157,21 @@ fn windows(gpu: &Gpu, count: u64) -> Vec<(u64, u64)> {
     out
 }
 
-fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<ProbeResult> {
+fn lcm(a: u64, b: u64) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    a / gcd(a, b) * b
+}
+
+fn run_kernel(
+    ctx: &Ctx<'_>,
+    kernel: Kernel,
+    elems: u64,
+    why: &str,
+    (wg, per_thread): (u32, u32),
+    plan: &measure::Plan,
+) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let bytes = elems * 16;
     let mut res = ProbeResult::new("stream", format!("stream {}", kernel.name()), "GB/s", true)
@@ -170,9 +186,9 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
     let hc = rng.fill_f32(n);
     let (a, b) = (gpu.upload("a", &ha), gpu.upload("b", &hb));
     let c = gpu.upload("c", &hc);
-    let wins = windows(gpu, elems);
+    let wins = windows(gpu, elems, u64::from(wg * per_thread));
     // Dot writes one partial sum (a vec4) per workgroup into its own buffer.
-    let groups_of = |count: u64| (count.div_ceil(u64::from(WG * PER_THREAD))) as u32;
+    let groups_of = |count: u64| (count.div_ceil(u64::from(wg * per_thread))) as u32;
     let partial_stride = {
         let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16);
         wins.iter()
@@ -195,7 +211,7 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
             label: Some("stream"),
             source: wgpu::ShaderSource::Wgsl(STREAM_WGSL.into()),
         });
-    let constants = [("WG", f64::from(WG)), ("PER_THREAD", f64::from(PER_THREAD))];
+    let constants = [("WG", f64::from(wg)), ("PER_THREAD", f64::from(per_thread))];
     // An explicit layout: not every entry point uses every binding, and a derived layout
     // would leave the unused ones out.
     let storage = |binding| wgpu::BindGroupLayoutEntry {
@@ -260,10 +276,7 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
     }
     let mut windows_v = Vec::new();
     for (wi, &(start, count)) in wins.iter().enumerate() {
-        let groups = fold_workgroups(
-            groups_of(count),
-            gpu.limits.max_compute_workgroups_per_dimension,
-        );
+        let groups = (groups_of(count), 1);
         let params: [u32; 4] = [count as u32, groups.0, SCALAR.to_bits(), 0];
         let ubuf = gpu.uniform_buffer("stream params", bytemuck::cast_slice(&params));
         let third = match &partials {
@@ -302,7 +315,7 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
             count,
         });
     }
-    let timing: TimingInfo = measure::measure(&ctx.plan, &|| ctx.timer.method(), &mut |iters| {
+    let timing: TimingInfo = measure::measure(plan, &|| ctx.timer.method(), &mut |iters| {
         ctx.timer.time_pass(&mut |pass| {
             pass.set_pipeline(&pipeline);
             for _ in 0..iters {
@@ -314,6 +327,12 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
         })
     })?;
     res = res.param("bind_windows", windows_v.len());
+    res.kernel = Some(serde_json::json!({
+        "workgroup_size": wg,
+        "elements_per_invocation": per_thread,
+        "label": format!("{wg} invocations x {per_thread} vec4"),
+        "trusted": ctx.trusted,
+    }));
     // Validate against the CPU.
     let (err, detail) = match kernel {
         Kernel::Dot => {
@@ -399,25 +418,62 @@ fn run_kernel(ctx: &Ctx<'_>, kernel: Kernel, elems: u64, why: &str) -> Result<Pr
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let (bytes, why) = match ctx.array_bytes {
-        Some(b) => (b / 4096 * 4096, "given with --array-mib".to_string()),
+        Some(b) => (b, "given with --array-mib".to_string()),
         None => array_bytes(ctx.gpu, ctx.host),
     };
+    // Whole workgroup blocks only (64 KiB: the largest block of any configuration).
+    let bytes = (bytes / (MAX_BLOCK * 16) * (MAX_BLOCK * 16)).max(MAX_BLOCK * 16);
     let elems = bytes / 16;
+    let tune_plan = measure::Plan {
+        warmup: std::time::Duration::ZERO,
+        min_warmup_runs: 1,
+        target_sample: std::time::Duration::from_millis(5),
+        samples: 3,
+        max_iters: 64,
+    };
     for k in Kernel::ALL {
+        let name = format!("stream {}", k.name());
         if std::time::Instant::now() > ctx.deadline {
-            emit(
-                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
-                    .with_status(Status::Skipped, "time budget spent"),
-            );
+            emit(ProbeResult::new("stream", name, "GB/s", true).with_status(Status::Skipped, "time budget spent"));
             continue;
         }
-        (ctx.progress)(&format!("stream {} ({} MiB arrays)", k.name(), bytes >> 20));
-        match run_kernel(ctx, k, elems, &why) {
-            Ok(r) => emit(r),
-            Err(e) => emit(
-                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
-                    .with_status(Status::Failed, format!("{e:#}")),
-            ),
+        (ctx.progress)(&format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20));
+        // Short trials of each configuration; the fastest valid one is measured in full on
+        // fresh data.
+        let mut trials = Vec::new();
+        let mut best: Option<(f64, (u32, u32))> = None;
+        for cfg in CONFIGS {
+            let r = run_kernel(ctx, k, elems, &why, cfg, &tune_plan);
+            let (gbps, valid, note) = match &r {
+                Ok(r) => (r.value.as_ref().map(|v| v.median), r.status == Status::Ok, r.reason.clone()),
+                Err(e) => (None, false, Some(format!("{e:#}"))),
+            };
+            if let (Some(g), true) = (gbps, valid)
+                && best.is_none_or(|(b, _)| g > b)
+            {
+                best = Some((g, cfg));
+            }
+            trials.push(serde_json::json!({
+                "config": format!("{} invocations x {} vec4", cfg.0, cfg.1),
+                "gbps_median": gbps,
+                "valid": valid,
+                "note": note,
+            }));
+        }
+        let Some((_, cfg)) = best else {
+            let mut r = ProbeResult::new("stream", name, "GB/s", true)
+                .with_status(Status::Failed, "no kernel configuration produced a valid result");
+            r.autotune = trials;
+            emit(r);
+            continue;
+        };
+        (ctx.progress)(&format!("stream {} ({} MiB arrays): measuring", k.name(), bytes >> 20));
+        match run_kernel(ctx, k, elems, &why, cfg, &ctx.plan) {
+            Ok(mut r) => {
+                r.autotune = trials;
+                emit(r)
+            }
+            Err(e) => emit(ProbeResult::new("stream", name, "GB/s", true).with_status(Status::Failed, format!("{e:#}"))),
         }
     }
 }
