@@ -7,13 +7,15 @@
 // separately, so loads, not arithmetic, set the speed.)
 // The host prepends `const TM`, `const TN4`, `const SG` and expands the `//@` lines into
 // straight-line code; M, N, K are padded to tile multiples, so every index is in range.
-// A arrives packed in row panels TM rows high and B in column panels one workgroup tile wide
-// (see pack_panels.wgsl), so the K loop reads both contiguously. Tile: TM rows x 4*TN4*WG columns, K step 4.
+// A arrives packed in row panels TM rows high (pack_panels.wgsl), so the K loop reads it
+// contiguously; B is read from an rgba32float texture, texel (n4, k) (pack_texture.wgsl):
+// on a CPU rasteriser a texel fetch is a vectorised gather, cheaper than a buffer load.
+// Tile: TM rows x 4*TN4*WG columns, K step 4.
 
 struct Dims { m: u32, n: u32, k: u32, k_stop: u32 }
 
 @group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> b: array<vec4<f32>>;
+@group(0) @binding(1) var b: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<vec4<f32>>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
@@ -31,14 +33,12 @@ fn main(
     let col4 = wid.x * (WG * TN4) + lid.x;
     // This workgroup's panel of packed A: K/4 steps of TM row vec4s.
     let apanel = wid.y * k4 * TM + sid;
-    // This workgroup's panel of packed B: K rows of WG * TN4 vec4s.
-    let panel = wid.x * dims.k * (WG * TN4) + lid.x;
     //@ACC_DECL  var acc_{m}_{j} = vec4<f32>(0.0);
     // k_stop equals k; tests lower it to build a deliberately wrong kernel.
     let kb_end = dims.k_stop / 4u;
     for (var kb = 0u; kb < kb_end; kb++) {
         //@A_LOAD_SG  let av_{r} = a[apanel + kb * TM + {r}u * SG];
-        //@B_LOAD_ALL let b_{kk}_{j} = b[panel + (kb * 4u + {kk}u) * (WG * TN4) + {j}u * WG];
+        //@B_LOAD_ALL let b_{kk}_{j} = textureLoad(b, vec2<u32>(col4 + {j}u * WG, kb * 4u + {kk}u), 0);
         //@BCAST  {
         //@BCAST      let am = subgroupBroadcast(av_{r}, {s}u);
         //@FMA_SG     acc_{m}_{j} = fma(vec4<f32>(am.{lane}), b_{kk}_{j}, acc_{m}_{j});

@@ -1,8 +1,5 @@
-// Repacks a row-major K x N matrix (vec4 columns) into column panels PW4 vec4s wide:
-// dst[(p * K + k) * PW4 + q] = src[k * N4 + p * PW4 + q]. A matmul kernel then walks each
-// panel's K rows contiguously (one page per many rows instead of one or more pages per row:
-// on a CPU rasteriser the strided walk misses the TLB once N * 4 bytes reaches a page).
-// It runs inside the timed matmul, so timings still start from row-major inputs.
+// Panel packing for matmul inputs. It runs inside the timed matmul, so timings still start
+// from row-major inputs.
 
 struct PackDims { k: u32, n4: u32, pw4: u32, groups_x: u32 }
 
@@ -10,22 +7,10 @@ struct PackDims { k: u32, n4: u32, pw4: u32, groups_x: u32 }
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(2) var<uniform> d: PackDims;
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.y * d.groups_x + wid.x) * 256u + lid;
-    if (i >= d.k * d.n4) {
-        return;
-    }
-    let q = i % d.pw4;
-    let t = i / d.pw4;
-    let k = t % d.k;
-    let p = t / d.k;
-    dst[i] = src[k * d.n4 + p * d.pw4 + q];
-}
-
 // Repacks a row-major M x K matrix (vec4 along K) into row panels of PH rows, K-step major:
 // dst[(p * K4 + kb) * PH + r] = src[(p * PH + r) * K4 + kb], so the rows a matmul tile needs
-// at one K step sit side by side. Fields of `d`: k = K4, n4 unused, pw4 = PH.
+// at one K step sit side by side (neighbouring lanes read neighbouring addresses, and the K
+// loop walks each panel contiguously). Fields of `d`: k = K4, n4 unused, pw4 = PH.
 @compute @workgroup_size(256)
 fn pack_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = (wid.y * d.groups_x + wid.x) * 256u + lid;

@@ -18,6 +18,7 @@ fn tiny_plan() -> Plan {
         target_sample: Duration::from_millis(2),
         samples: 3,
         max_iters: 8,
+        abandon_above_s: None,
     }
 }
 

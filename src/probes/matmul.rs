@@ -20,6 +20,7 @@ const ROWS_WGSL: &str = include_str!("../../shaders/matmul_rows.wgsl");
 const TILED_WGSL: &str = include_str!("../../shaders/matmul_tiled.wgsl");
 const SUBGROUP_WGSL: &str = include_str!("../../shaders/matmul_subgroup.wgsl");
 const PACK_WGSL: &str = include_str!("../../shaders/pack_panels.wgsl");
+const PACK_TEXTURE_WGSL: &str = include_str!("../../shaders/pack_texture.wgsl");
 
 /// Relative Frobenius error above which an f32 product is wrong (random inputs in [-1, 1]
 /// give ~1e-7 to 1e-6 for K up to several thousand).
@@ -294,51 +295,50 @@ pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> Stri
 }
 
 /// The configurations the autotuner tries on an adapter, most promising first. CPU
-/// rasterisers favour tall register blocks without workgroup memory; GPUs the classic
-/// 64x64 / 128x128 tiles with 4x4 or 8x8 register blocks.
+/// rasterisers favour tall register blocks fed by subgroup broadcasts; GPUs the classic
+/// 64x64 / 128x128 workgroup tiles with 4x4 or 8x8 register blocks. The subgroup kernel
+/// needs a fixed subgroup size (min == max) to lay its rows out.
 pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
-    let mut v = Vec::new();
-    let rows: Vec<MatmulConfig> = std::env::var("GPUVALUE_ROWS_SWEEP")
-        .ok()
-        .map(|s| {
-            s.split(',')
-                .filter_map(|t| {
-                    let (sub, t) = match t.strip_prefix('s') {
-                        Some(rest) => (true, rest),
-                        None => (false, t),
-                    };
-                    let v: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
-                    let f = &gpu.info.features;
-                    (v.len() == 3).then(|| {
-                        if sub {
-                            MatmulConfig::subgroup(v[0], v[1], v[2], f.subgroup_min_size)
-                        } else {
-                            MatmulConfig::rows(v[0], v[1], v[2])
-                        }
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_else(|| {
-            vec![
-                MatmulConfig::rows(8, 1, 64),
-                MatmulConfig::rows(16, 1, 64),
-                MatmulConfig::rows(4, 2, 64),
-                MatmulConfig::rows(8, 2, 32),
-            ]
-        });
+    let f = &gpu.info.features;
+    let sg = (f.subgroup && f.subgroup_min_size == f.subgroup_max_size).then_some(f.subgroup_min_size);
+    let mut subgroup = Vec::new();
+    if let Some(sg) = sg {
+        // Rows per invocation: 64 suits an 8-wide SIMD CPU; a multiple of wider subgroups.
+        let tall = 64u32.next_multiple_of(sg);
+        subgroup.push(MatmulConfig::subgroup(tall, 1, sg.max(32).next_multiple_of(sg), sg));
+        subgroup.push(MatmulConfig::subgroup(tall, 1, sg.max(8), sg));
+        subgroup.push(MatmulConfig::subgroup(32u32.next_multiple_of(sg), 2, sg.max(8), sg));
+    }
+    let rows = [MatmulConfig::rows(8, 2, 32), MatmulConfig::rows(8, 4, 16)];
     let tiled = [
         MatmulConfig::tiled(4, 1, 16, 16, 16), // 64x64 tile, 4x4 per thread
         MatmulConfig::tiled(8, 2, 16, 16, 8),  // 128x128 tile, 8x8 per thread
         MatmulConfig::tiled(8, 1, 16, 8, 16),  // 64x64 tile, 8x4 per thread
         MatmulConfig::tiled(4, 2, 8, 16, 16),  // 64x64 tile, 4x8 per thread
     ];
-    if gpu.info.software {
-        v.extend(rows);
-        v.extend(tiled);
+    let mut v: Vec<MatmulConfig> = if gpu.info.software {
+        subgroup.into_iter().chain(rows).chain(tiled).collect()
     } else {
-        v.extend(tiled);
-        v.extend(rows);
+        tiled.into_iter().chain(subgroup).chain(rows).collect()
+    };
+    // Development hook: GPUVALUE_MATMUL_CANDIDATES="s64:1:32,8:4:16" replaces the list
+    // (`s` = subgroup kernel, else rows kernel; TM:TN4:WG).
+    if let Ok(list) = std::env::var("GPUVALUE_MATMUL_CANDIDATES") {
+        v = list
+            .split(',')
+            .filter_map(|t| {
+                let (sub, t) = match t.strip_prefix('s') {
+                    Some(rest) => (true, rest),
+                    None => (false, t),
+                };
+                let n: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
+                match (n.as_slice(), sub, sg) {
+                    ([tm, tn4, wg], true, Some(sg)) => Some(MatmulConfig::subgroup(*tm, *tn4, *wg, sg)),
+                    ([tm, tn4, wg], false, _) => Some(MatmulConfig::rows(*tm, *tn4, *wg)),
+                    _ => None,
+                }
+            })
+            .collect();
     }
     v.retain(|c| c.unfit_reason(&gpu.limits).is_none());
     v
@@ -352,11 +352,16 @@ pub struct PipelineCache {
 }
 
 impl PipelineCache {
+    /// `pack_rows` (A into row panels) or `pack_texture` (B into a texture).
     fn pack(&mut self, gpu: &Gpu, entry: &'static str) -> Result<&wgpu::ComputePipeline> {
         if !self.pack.contains_key(entry) {
+            let (source, entry_point) = match entry {
+                "pack_texture" => (PACK_TEXTURE_WGSL, "main"),
+                _ => (PACK_WGSL, entry),
+            };
             let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("pack panels"),
-                source: wgpu::ShaderSource::Wgsl(PACK_WGSL.into()),
+                label: Some(entry),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
             });
             let p = gpu
                 .device
@@ -364,7 +369,7 @@ impl PipelineCache {
                     label: Some("pack panels"),
                     layout: None,
                     module: &module,
-                    entry_point: Some(entry),
+                    entry_point: Some(entry_point),
                     compilation_options: Default::default(),
                     cache: None,
                 });
@@ -466,6 +471,16 @@ pub fn run_config(
         k: d.k.next_multiple_of(bk.max(4) as usize),
     };
     check_fits(gpu, p)?;
+    if cfg.kernel == KernelKind::Subgroup {
+        let lim = gpu.limits.max_texture_dimension_2d as usize;
+        if p.n / 4 > lim || p.k > lim {
+            bail!(
+                "the subgroup kernel reads B as a {}x{} texture; the adapter's max_texture_dimension_2d is {lim}",
+                p.n / 4,
+                p.k
+            );
+        }
+    }
     let gx = (p.n / bn as usize) as u32;
     let gy = (p.m / bm as usize) as u32;
     let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
@@ -499,19 +514,54 @@ pub fn run_config(
         "dims",
         bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
     );
-    // The subgroup kernel reads A and B packed in panels; the packing runs inside the timed
-    // pass, so every timed iteration starts from the row-major inputs.
+    // The subgroup kernel reads A packed in row panels and B from a texture; the packing
+    // runs inside the timed pass, so every timed iteration starts from the row-major inputs.
     let mut packs: Vec<PackStep> = Vec::new();
-    let (mut a_for_kernel, mut b_for_kernel) = (&abuf, &bbuf);
-    let (a_packed, b_packed);
-    if cfg.kernel == KernelKind::Subgroup {
+    let a_packed;
+    let b_view;
+    let (a_res, b_res) = if cfg.kernel == KernelKind::Subgroup {
         a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64);
-        b_packed = gpu.storage_buffer("B panels", (p.k * p.n * 4) as u64);
-        packs.push(pack_step(gpu, cache, "pack_rows", &abuf, &a_packed, [(p.k / 4) as u32, 0, cfg.tm], (p.m * p.k / 4) as u32)?);
-        packs.push(pack_step(gpu, cache, "main", &bbuf, &b_packed, [p.k as u32, (p.n / 4) as u32, cfg.wg_x * cfg.tn4], (p.k * p.n / 4) as u32)?);
-        a_for_kernel = &a_packed;
-        b_for_kernel = &b_packed;
-    }
+        let (w, h) = ((p.n / 4) as u32, p.k as u32);
+        let tex = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("B texture"),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba32Float,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+            view_formats: &[],
+        });
+        b_view = tex.create_view(&Default::default());
+        packs.push(pack_step(
+            gpu,
+            cache,
+            "pack_rows",
+            &abuf,
+            a_packed.as_entire_binding(),
+            [(p.k / 4) as u32, 0, cfg.tm],
+            (p.m * p.k / 4) as u32,
+        )?);
+        packs.push(pack_step(
+            gpu,
+            cache,
+            "pack_texture",
+            &bbuf,
+            wgpu::BindingResource::TextureView(&b_view),
+            [h, w, 0],
+            w * h,
+        )?);
+        (
+            a_packed.as_entire_binding(),
+            wgpu::BindingResource::TextureView(&b_view),
+        )
+    } else {
+        (abuf.as_entire_binding(), bbuf.as_entire_binding())
+    };
     let pipeline = cache.get(gpu, cfg)?;
     let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("matmul"),
@@ -519,11 +569,11 @@ pub fn run_config(
         entries: &[
             wgpu::BindGroupEntry {
                 binding: 0,
-                resource: a_for_kernel.as_entire_binding(),
+                resource: a_res,
             },
             wgpu::BindGroupEntry {
                 binding: 1,
-                resource: b_for_kernel.as_entire_binding(),
+                resource: b_res,
             },
             wgpu::BindGroupEntry {
                 binding: 2,
@@ -586,7 +636,7 @@ fn pack_step(
     cache: &mut PipelineCache,
     entry: &'static str,
     src: &wgpu::Buffer,
-    dst: &wgpu::Buffer,
+    dst: wgpu::BindingResource<'_>,
     fields: [u32; 3],
     total_vec4: u32,
 ) -> Result<PackStep> {
@@ -609,7 +659,7 @@ fn pack_step(
             },
             wgpu::BindGroupEntry {
                 binding: 1,
-                resource: dst.as_entire_binding(),
+                resource: dst,
             },
             wgpu::BindGroupEntry {
                 binding: 2,
@@ -656,6 +706,8 @@ pub fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
 pub struct Trial {
     pub config: String,
     pub gflops_median: Option<f64>,
+    #[serde(default)]
+    pub gflops_max: Option<f64>,
     pub error: Option<f64>,
     pub valid: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -672,21 +724,26 @@ pub fn autotune(
     d: Dims,
     deadline: Instant,
 ) -> (Option<MatmulConfig>, Vec<Trial>) {
-    let plan = Plan {
+    let mut plan = Plan {
         warmup: std::time::Duration::ZERO,
-        min_warmup_runs: 1,
+        min_warmup_runs: 2,
         target_sample: std::time::Duration::from_millis(5),
-        samples: 3,
+        samples: 5,
         max_iters: 64,
+        abandon_above_s: None,
     };
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
     let mut best: Option<(f64, MatmulConfig)> = None;
     let mut trials = Vec::new();
     for (i, cfg) in cands.iter().enumerate() {
+        // A candidate whose warm-up run is 4x slower than the best so far is dropped.
+        plan.abandon_above_s = best.as_ref().map(|(g, _)| 4.0 * flops / (g * 1e9));
         // Always try at least one candidate; stop when the time budget is spent.
         if i > 0 && Instant::now() > deadline {
             trials.push(Trial {
                 config: cfg.label(),
                 gflops_median: None,
+                gflops_max: None,
                 error: None,
                 valid: false,
                 note: Some("not tried: time budget spent".into()),
@@ -699,17 +756,21 @@ pub fn autotune(
                 trials.push(Trial {
                     config: cfg.label(),
                     gflops_median: Some(run.gflops.median),
+                    gflops_max: Some(run.gflops.max),
                     error: Some(run.check.worst()),
                     valid,
                     note: (!valid).then(|| "validation failed".to_string()),
                 });
-                if valid && best.as_ref().is_none_or(|(g, _)| run.gflops.median > *g) {
-                    best = Some((run.gflops.median, cfg.clone()));
+                // Ranked by the best sample: short trials on a busy machine are noisy, and
+                // the fastest sample is the least disturbed one.
+                if valid && best.as_ref().is_none_or(|(g, _)| run.gflops.max > *g) {
+                    best = Some((run.gflops.max, cfg.clone()));
                 }
             }
             Err(e) => trials.push(Trial {
                 config: cfg.label(),
                 gflops_median: None,
+                gflops_max: None,
                 error: None,
                 valid: false,
                 note: Some(format!("{e:#}")),
@@ -798,23 +859,27 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             }
         }
         (ctx.progress)(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
-        // Tune every candidate at the first size; later sizes re-try the best three.
+        // Tune every candidate at the first size; later sizes re-try the best three that came
+        // within half of the best.
         let tune_until = Instant::now()
             + (ctx.deadline.saturating_duration_since(Instant::now()) / 3).min(
                 std::time::Duration::from_secs(if ctx.quick { 15 } else { 60 }),
             );
         let (chosen, trials) = autotune(gpu, ctx.timer, &mut cache, &cands, d, tune_until);
-        if si == 0 || cands.len() > 3 {
-            let mut ranked: Vec<(f64, MatmulConfig)> = trials
-                .iter()
-                .zip(&cands)
-                .filter(|(t, _)| t.valid)
-                .filter_map(|(t, c)| t.gflops_median.map(|g| (g, c.clone())))
+        let mut ranked: Vec<(f64, MatmulConfig)> = trials
+            .iter()
+            .zip(&cands)
+            .filter(|(t, _)| t.valid)
+            .filter_map(|(t, c)| t.gflops_max.map(|g| (g, c.clone())))
+            .collect();
+        ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
+        if let Some(&(top, _)) = ranked.first() {
+            cands = ranked
+                .into_iter()
+                .filter(|(g, _)| *g >= 0.5 * top)
+                .take(3)
+                .map(|(_, c)| c)
                 .collect();
-            ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
-            if !ranked.is_empty() {
-                cands = ranked.into_iter().take(3).map(|(_, c)| c).collect();
-            }
         }
         res.autotune = trials
             .iter()

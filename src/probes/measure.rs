@@ -14,6 +14,9 @@ pub struct Plan {
     pub target_sample: Duration,
     pub samples: usize,
     pub max_iters: u32,
+    /// Give up (with an error) when a warm-up run after the first takes longer than this:
+    /// the autotuner uses it to drop hopeless candidates early.
+    pub abandon_above_s: Option<f64>,
 }
 
 impl Plan {
@@ -24,6 +27,7 @@ impl Plan {
             target_sample: Duration::from_millis(25),
             samples: 15,
             max_iters: 1 << 16,
+            abandon_above_s: None,
         }
     }
 
@@ -34,6 +38,7 @@ impl Plan {
             target_sample: Duration::from_millis(10),
             samples: 10,
             max_iters: 1 << 14,
+            abandon_above_s: None,
         }
     }
 }
@@ -68,6 +73,12 @@ pub fn measure(
     while warmup_runs < plan.min_warmup_runs || start.elapsed() < plan.warmup {
         last = run(1)?;
         warmup_runs += 1;
+        if let Some(limit) = plan.abandon_above_s
+            && warmup_runs > 1
+            && last > limit
+        {
+            anyhow::bail!("abandoned: one run took {last:.3} s, over the {limit:.3} s limit");
+        }
         if last >= plan.target_sample.as_secs_f64() && warmup_runs >= plan.min_warmup_runs {
             break;
         }

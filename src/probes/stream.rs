@@ -430,6 +430,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         target_sample: std::time::Duration::from_millis(5),
         samples: 3,
         max_iters: 64,
+        abandon_above_s: None,
     };
     for k in Kernel::ALL {
         let name = format!("stream {}", k.name());
