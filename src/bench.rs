@@ -177,10 +177,11 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             options: RunOptions {
                 quick: args.quick,
                 probes: probes_sorted.iter().map(|k| k.name().to_string()).collect(),
-                sizes: args
-                    .sizes
-                    .as_ref()
-                    .map(|v| v.iter().map(|d| format!("{}x{}x{}", d.m, d.n, d.k)).collect()),
+                sizes: args.sizes.as_ref().map(|v| {
+                    v.iter()
+                        .map(|d| format!("{}x{}x{}", d.m, d.n, d.k))
+                        .collect()
+                }),
                 array_mib: args.array_mib,
                 time_budget_s: time_budget,
                 trusted_shaders: !args.checked,

@@ -22,7 +22,12 @@ fn tiny_plan() -> Plan {
     }
 }
 
-fn run_probe(gpu: &Gpu, kind: ProbeKind, sizes: Option<Vec<Dims>>, faults: Faults) -> Vec<ProbeResult> {
+fn run_probe(
+    gpu: &Gpu,
+    kind: ProbeKind,
+    sizes: Option<Vec<Dims>>,
+    faults: Faults,
+) -> Vec<ProbeResult> {
     let timer = Timer::new(gpu, true);
     let host = gpuvalue::host::HostInfo::detect();
     let ctx = Ctx {
@@ -46,9 +51,20 @@ fn run_probe(gpu: &Gpu, kind: ProbeKind, sizes: Option<Vec<Dims>>, faults: Fault
 fn assert_all_ok(results: &[ProbeResult]) {
     assert!(!results.is_empty());
     for r in results {
-        assert_eq!(r.status, Status::Ok, "{}: {:?} {:?}", r.name, r.reason, r.validation);
+        assert_eq!(
+            r.status,
+            Status::Ok,
+            "{}: {:?} {:?}",
+            r.name,
+            r.reason,
+            r.validation
+        );
         let v = r.value.as_ref().expect("ok result has a value");
-        assert!(v.median > 0.0 && v.min <= v.median && v.median <= v.max, "{}: {v:?}", r.name);
+        assert!(
+            v.median > 0.0 && v.min <= v.median && v.median <= v.max,
+            "{}: {v:?}",
+            r.name
+        );
         assert!(v.n >= 3);
         assert!(r.validation.as_ref().is_some_and(|v| v.passed));
         assert!(r.timing.is_some());
@@ -59,8 +75,16 @@ fn assert_all_ok(results: &[ProbeResult]) {
 fn matmul_is_valid_at_odd_sizes() {
     let Some(gpu) = common::gpu() else { return };
     let sizes = vec![
-        Dims { m: 64, n: 64, k: 64 },
-        Dims { m: 100, n: 37, k: 67 },
+        Dims {
+            m: 64,
+            n: 64,
+            k: 64,
+        },
+        Dims {
+            m: 100,
+            n: 37,
+            k: 67,
+        },
         Dims { m: 1, n: 5, k: 3 },
     ];
     let r = run_probe(&gpu, ProbeKind::Matmul, Some(sizes), Faults::default());
@@ -76,12 +100,24 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
     let Some(gpu) = common::gpu() else { return };
     let timer = Timer::new(&gpu, true);
     let mut cache = PipelineCache::default();
-    let d = Dims { m: 130, n: 70, k: 36 };
+    let d = Dims {
+        m: 130,
+        n: 70,
+        k: 36,
+    };
     for mut cfg in matmul::candidates(&gpu) {
         for trusted in [false, true] {
             cfg.trusted = trusted;
-            let run = matmul::run_config(&gpu, &timer, &mut cache, &cfg, d, &tiny_plan(), Faults::default())
-                .unwrap_or_else(|e| panic!("{}: {e:#}", cfg.label()));
+            let run = matmul::run_config(
+                &gpu,
+                &timer,
+                &mut cache,
+                &cfg,
+                d,
+                &tiny_plan(),
+                Faults::default(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:#}", cfg.label()));
             assert!(run.valid(), "{}: {:?}", cfg.label(), run.check);
         }
     }
@@ -90,10 +126,24 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
 #[test]
 fn corrupted_matmul_output_fails_validation() {
     let Some(gpu) = common::gpu() else { return };
-    let faults = Faults { corrupt_output: true };
-    let r = run_probe(&gpu, ProbeKind::Matmul, Some(vec![Dims { m: 96, n: 96, k: 96 }]), faults);
+    let faults = Faults {
+        corrupt_output: true,
+    };
+    let r = run_probe(
+        &gpu,
+        ProbeKind::Matmul,
+        Some(vec![Dims {
+            m: 96,
+            n: 96,
+            k: 96,
+        }]),
+        faults,
+    );
     assert_eq!(r[0].status, Status::Failed, "{r:?}");
-    assert!(r[0].value.is_none(), "a failed probe must not carry a figure");
+    assert!(
+        r[0].value.is_none(),
+        "a failed probe must not carry a figure"
+    );
     assert!(r[0].reason.as_deref().unwrap_or("").contains("validation"));
 }
 
@@ -106,7 +156,11 @@ fn autotuner_never_keeps_an_invalid_configuration() {
     // The same kernel stopping half-way through K: twice as fast, and wrong.
     let mut broken = good.clone();
     broken.k_skip = 128;
-    let d = Dims { m: 256, n: 256, k: 256 };
+    let d = Dims {
+        m: 256,
+        n: 256,
+        k: 256,
+    };
     let (chosen, trials) = matmul::autotune(
         &gpu,
         &timer,
@@ -118,7 +172,14 @@ fn autotuner_never_keeps_an_invalid_configuration() {
     assert_eq!(chosen.as_ref(), Some(&good), "trials: {trials:?}");
     assert!(!trials[0].valid && trials[1].valid, "{trials:?}");
     // Only wrong configurations: nothing is chosen.
-    let (none, _) = matmul::autotune(&gpu, &timer, &mut cache, &[broken], d, Instant::now() + Duration::from_secs(30));
+    let (none, _) = matmul::autotune(
+        &gpu,
+        &timer,
+        &mut cache,
+        &[broken],
+        d,
+        Instant::now() + Duration::from_secs(30),
+    );
     assert!(none.is_none());
 }
 
@@ -136,11 +197,16 @@ fn stream_covers_arrays_larger_than_one_binding() {
     // Reopen the adapter with a 1 MiB binding limit so a 2 MiB array needs several windows.
     let mut limits = gpu.limits.clone();
     limits.max_storage_buffer_binding_size = 1 << 20;
-    let small = Gpu::open_with_limits(gpu.adapter.clone(), gpu.info.clone(), limits).expect("reopen");
+    let small =
+        Gpu::open_with_limits(gpu.adapter.clone(), gpu.info.clone(), limits).expect("reopen");
     let r = run_probe(&small, ProbeKind::Stream, None, Faults::default());
     assert_all_ok(&r);
     for p in &r {
-        let windows = p.params.get("bind_windows").and_then(|v| v.as_u64()).unwrap_or(0);
+        let windows = p
+            .params
+            .get("bind_windows")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
         assert!(windows >= 2, "{}: {windows} windows", p.name);
     }
 }
@@ -163,14 +229,24 @@ fn adapter_choice_by_index_and_name() {
     use gpuvalue::gpu::{AdapterChoice, adapter};
     let list = adapter::enumerate(None);
     assert_eq!(list.select(&AdapterChoice::Index(0)).unwrap(), vec![0]);
-    let part = gpu.info.name.split_whitespace().next().unwrap().to_uppercase();
+    let part = gpu
+        .info
+        .name
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_uppercase();
     let by_name = list.select(&AdapterChoice::Name(part)).unwrap();
     assert_eq!(list.summaries[by_name[0]].name, gpu.info.name);
     let all = list.select(&AdapterChoice::All).unwrap();
     assert_eq!(all.len(), list.summaries.len());
-    let err = list.select(&AdapterChoice::Index(list.summaries.len())).unwrap_err();
+    let err = list
+        .select(&AdapterChoice::Index(list.summaries.len()))
+        .unwrap_err();
     assert!(err.to_string().contains("out of range"), "{err}");
-    let err = list.select(&AdapterChoice::Name("no-such-gpu-xyz".into())).unwrap_err();
+    let err = list
+        .select(&AdapterChoice::Name("no-such-gpu-xyz".into()))
+        .unwrap_err();
     assert!(err.to_string().contains("no-such-gpu-xyz"), "{err}");
     // The default adapter's software flag matches its type and name.
     if gpu.info.name.contains("llvmpipe") {

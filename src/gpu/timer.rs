@@ -48,8 +48,9 @@ impl<'g> Timer<'g> {
     pub fn new(gpu: &'g Gpu, use_timestamps: bool) -> Timer<'g> {
         // Software adapters run on the host: the wall clock is the honest measure there, and
         // lavapipe's timestamps (Mesa 22.3) were seen to miss whole dispatches.
-        let fallback = (use_timestamps && gpu.info.software && gpu.has(wgpu::Features::TIMESTAMP_QUERY))
-            .then_some(SOFTWARE_NOTE);
+        let fallback =
+            (use_timestamps && gpu.info.software && gpu.has(wgpu::Features::TIMESTAMP_QUERY))
+                .then_some(SOFTWARE_NOTE);
         let use_timestamps = use_timestamps && !gpu.info.software;
         let queries = (use_timestamps && gpu.has(wgpu::Features::TIMESTAMP_QUERY)).then(|| {
             let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {

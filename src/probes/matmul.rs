@@ -170,8 +170,13 @@ impl MatmulConfig {
                 l.max_compute_workgroup_storage_size
             ));
         }
-        if self.kernel == KernelKind::Subgroup && (self.tm % self.sg != 0 || self.wg_x % self.sg != 0) {
-            return Some(format!("rows {} and workgroup {} must be multiples of the subgroup size {}", self.tm, self.wg_x, self.sg));
+        if self.kernel == KernelKind::Subgroup
+            && (!self.tm.is_multiple_of(self.sg) || !self.wg_x.is_multiple_of(self.sg))
+        {
+            return Some(format!(
+                "rows {} and workgroup {} must be multiples of the subgroup size {}",
+                self.tm, self.wg_x, self.sg
+            ));
         }
         if self.kernel == KernelKind::Tiled {
             let (bm, _, bk) = self.tile();
@@ -186,7 +191,9 @@ impl MatmulConfig {
         let body = match self.kernel {
             KernelKind::Tiled => TILED_WGSL.to_string(),
             KernelKind::Rows => expand_register_block(ROWS_WGSL, self.tm, self.tn4, 1),
-            KernelKind::Subgroup => expand_register_block(SUBGROUP_WGSL, self.tm, self.tn4, self.sg),
+            KernelKind::Subgroup => {
+                expand_register_block(SUBGROUP_WGSL, self.tm, self.tn4, self.sg)
+            }
         };
         format!(
             "const TM: u32 = {}u;\nconst TN4: u32 = {}u;\nconst SG: u32 = {}u;\n{body}",
@@ -263,7 +270,8 @@ pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> Stri
         };
         if let Some(block) = block_of(tag) {
             let start = i;
-            while i < lines.len() && tagged(lines[i]).and_then(|(t, _)| block_of(t)) == Some(block) {
+            while i < lines.len() && tagged(lines[i]).and_then(|(t, _)| block_of(t)) == Some(block)
+            {
                 i += 1;
             }
             let outer = if block == "K_STEP" { 4 } else { tm };
@@ -273,20 +281,50 @@ pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> Stri
                     let p = pad + col(l).saturating_sub(col(lines[start]));
                     match t {
                         "B_LOAD" => all(tn4).for_each(|j| emit(p, text, Ix { j, kk: o, m: 0 })),
-                        "FMA" => all(tn4).for_each(|j| all(tm).for_each(|m| emit(p, text, Ix { m, j, kk: o }))),
-                        "FMA_SG" => all(4).for_each(|kk| all(tn4).for_each(|j| emit(p, text, Ix { m: o, j, kk }))),
-                        "BCAST" => emit(p, text, Ix { m: o, ..Ix::default() }),
-                        _ => emit(p, text, Ix { kk: o, ..Ix::default() }),
+                        "FMA" => all(tn4)
+                            .for_each(|j| all(tm).for_each(|m| emit(p, text, Ix { m, j, kk: o }))),
+                        "FMA_SG" => all(4).for_each(|kk| {
+                            all(tn4).for_each(|j| emit(p, text, Ix { m: o, j, kk }))
+                        }),
+                        "BCAST" => emit(
+                            p,
+                            text,
+                            Ix {
+                                m: o,
+                                ..Ix::default()
+                            },
+                        ),
+                        _ => emit(
+                            p,
+                            text,
+                            Ix {
+                                kk: o,
+                                ..Ix::default()
+                            },
+                        ),
                     }
                 }
             }
             continue;
         }
         match tag {
-            "ACC_DECL" | "STORE" => all(tm).for_each(|m| all(tn4).for_each(|j| emit(pad, text, Ix { m, j, kk: 0 }))),
+            "ACC_DECL" | "STORE" => {
+                all(tm).for_each(|m| all(tn4).for_each(|j| emit(pad, text, Ix { m, j, kk: 0 })))
+            }
             "A_LOAD" => all(tm).for_each(|m| emit(pad, text, Ix { m, ..Ix::default() })),
-            "AROW" | "A_LOAD_SG" => all(tm.div_ceil(sg)).for_each(|r| emit(pad, text, Ix { m: r * sg, ..Ix::default() })),
-            "B_LOAD_ALL" => all(4).for_each(|kk| all(tn4).for_each(|j| emit(pad, text, Ix { m: 0, j, kk }))),
+            "AROW" | "A_LOAD_SG" => all(tm.div_ceil(sg)).for_each(|r| {
+                emit(
+                    pad,
+                    text,
+                    Ix {
+                        m: r * sg,
+                        ..Ix::default()
+                    },
+                )
+            }),
+            "B_LOAD_ALL" => {
+                all(4).for_each(|kk| all(tn4).for_each(|j| emit(pad, text, Ix { m: 0, j, kk })))
+            }
             other => panic!("unknown template tag //@{other}"),
         }
         i += 1;
@@ -300,14 +338,25 @@ pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> Stri
 /// needs a fixed subgroup size (min == max) to lay its rows out.
 pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
     let f = &gpu.info.features;
-    let sg = (f.subgroup && f.subgroup_min_size == f.subgroup_max_size).then_some(f.subgroup_min_size);
+    let sg =
+        (f.subgroup && f.subgroup_min_size == f.subgroup_max_size).then_some(f.subgroup_min_size);
     let mut subgroup = Vec::new();
     if let Some(sg) = sg {
         // Rows per invocation: 64 suits an 8-wide SIMD CPU; a multiple of wider subgroups.
         let tall = 64u32.next_multiple_of(sg);
-        subgroup.push(MatmulConfig::subgroup(tall, 1, sg.max(32).next_multiple_of(sg), sg));
+        subgroup.push(MatmulConfig::subgroup(
+            tall,
+            1,
+            sg.max(32).next_multiple_of(sg),
+            sg,
+        ));
         subgroup.push(MatmulConfig::subgroup(tall, 1, sg.max(8), sg));
-        subgroup.push(MatmulConfig::subgroup(32u32.next_multiple_of(sg), 2, sg.max(8), sg));
+        subgroup.push(MatmulConfig::subgroup(
+            32u32.next_multiple_of(sg),
+            2,
+            sg.max(8),
+            sg,
+        ));
     }
     let rows = [MatmulConfig::rows(8, 2, 32), MatmulConfig::rows(8, 4, 16)];
     let tiled = [
@@ -333,7 +382,9 @@ pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
                 };
                 let n: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
                 match (n.as_slice(), sub, sg) {
-                    ([tm, tn4, wg], true, Some(sg)) => Some(MatmulConfig::subgroup(*tm, *tn4, *wg, sg)),
+                    ([tm, tn4, wg], true, Some(sg)) => {
+                        Some(MatmulConfig::subgroup(*tm, *tn4, *wg, sg))
+                    }
                     ([tm, tn4, wg], false, _) => Some(MatmulConfig::rows(*tm, *tn4, *wg)),
                     _ => None,
                 }
@@ -359,10 +410,12 @@ impl PipelineCache {
                 "pack_texture" => (PACK_TEXTURE_WGSL, "main"),
                 _ => (PACK_WGSL, entry),
             };
-            let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(entry),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = gpu
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(entry),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
             let p = gpu
                 .device
                 .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -953,21 +1006,41 @@ mod tests {
     #[test]
     fn register_block_expands_to_straight_line_code() {
         let src = expand_register_block(ROWS_WGSL, 2, 2, 1);
-        assert!(!src.contains("//@"), "{src}");
-        assert!(!src.contains('{') || !src.contains("{m}"), "{src}");
+        assert!(
+            !src.lines().any(|l| l.trim_start().starts_with("//@")),
+            "{src}"
+        );
+        for placeholder in ["{m}", "{j}", "{kk}", "{lane}", "{r}", "{s}"] {
+            assert!(!src.contains(placeholder), "{placeholder} left in {src}");
+        }
         assert_eq!(src.matches("var acc_").count(), 4);
         // 4 k steps x 2 column groups x 2 rows multiply-adds.
         assert_eq!(src.matches("= fma(").count(), 16);
         assert_eq!(src.matches("let b_").count(), 8);
-        assert!(src.contains("acc_1_1 = fma(vec4<f32>(a_1.w), b_1, acc_1_1);"), "{src}");
+        assert!(
+            src.contains("acc_1_1 = fma(vec4<f32>(a_1.w), b_1, acc_1_1);"),
+            "{src}"
+        );
         if std::env::var_os("SHOW_KERNEL").is_some() {
             println!("{src}");
         }
+        // The subgroup kernel: rows spread over the subgroup, one broadcast per row.
+        let src = expand_register_block(SUBGROUP_WGSL, 16, 1, 8);
+        assert_eq!(src.matches("let av_").count(), 2);
+        assert_eq!(src.matches("subgroupBroadcast(av_1, 7u)").count(), 1);
+        assert_eq!(src.matches("= fma(").count(), 16 * 4);
     }
 
     #[test]
     fn sizes_parse() {
-        assert_eq!(parse_size("64"), Ok(Dims { m: 64, n: 64, k: 64 }));
+        assert_eq!(
+            parse_size("64"),
+            Ok(Dims {
+                m: 64,
+                n: 64,
+                k: 64
+            })
+        );
         assert_eq!(parse_size("2x3x4"), Ok(Dims { m: 2, n: 3, k: 4 }));
         assert!(parse_size("0").is_err());
         assert!(parse_size("2x3").is_err());

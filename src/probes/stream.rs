@@ -435,10 +435,17 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     for k in Kernel::ALL {
         let name = format!("stream {}", k.name());
         if std::time::Instant::now() > ctx.deadline {
-            emit(ProbeResult::new("stream", name, "GB/s", true).with_status(Status::Skipped, "time budget spent"));
+            emit(
+                ProbeResult::new("stream", name, "GB/s", true)
+                    .with_status(Status::Skipped, "time budget spent"),
+            );
             continue;
         }
-        (ctx.progress)(&format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20));
+        (ctx.progress)(&format!(
+            "stream {} ({} MiB arrays): tuning",
+            k.name(),
+            bytes >> 20
+        ));
         // Short trials of each configuration; the fastest valid one is measured in full on
         // fresh data.
         let mut trials = Vec::new();
@@ -446,7 +453,11 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         for cfg in CONFIGS {
             let r = run_kernel(ctx, k, elems, &why, cfg, &tune_plan);
             let (gbps, valid, note) = match &r {
-                Ok(r) => (r.value.as_ref().map(|v| v.median), r.status == Status::Ok, r.reason.clone()),
+                Ok(r) => (
+                    r.value.as_ref().map(|v| v.median),
+                    r.status == Status::Ok,
+                    r.reason.clone(),
+                ),
                 Err(e) => (None, false, Some(format!("{e:#}"))),
             };
             if let (Some(g), true) = (gbps, valid)
@@ -462,19 +473,28 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             }));
         }
         let Some((_, cfg)) = best else {
-            let mut r = ProbeResult::new("stream", name, "GB/s", true)
-                .with_status(Status::Failed, "no kernel configuration produced a valid result");
+            let mut r = ProbeResult::new("stream", name, "GB/s", true).with_status(
+                Status::Failed,
+                "no kernel configuration produced a valid result",
+            );
             r.autotune = trials;
             emit(r);
             continue;
         };
-        (ctx.progress)(&format!("stream {} ({} MiB arrays): measuring", k.name(), bytes >> 20));
+        (ctx.progress)(&format!(
+            "stream {} ({} MiB arrays): measuring",
+            k.name(),
+            bytes >> 20
+        ));
         match run_kernel(ctx, k, elems, &why, cfg, &ctx.plan) {
             Ok(mut r) => {
                 r.autotune = trials;
                 emit(r)
             }
-            Err(e) => emit(ProbeResult::new("stream", name, "GB/s", true).with_status(Status::Failed, format!("{e:#}"))),
+            Err(e) => emit(
+                ProbeResult::new("stream", name, "GB/s", true)
+                    .with_status(Status::Failed, format!("{e:#}")),
+            ),
         }
     }
 }

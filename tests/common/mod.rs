@@ -21,7 +21,10 @@ pub fn gpu() -> Option<Gpu> {
     match list.select(&AdapterChoice::Best) {
         Ok(ix) => {
             let i = ix[0];
-            Some(Gpu::open(list.adapters[i].clone(), list.summaries[i].clone()).expect("open device"))
+            Some(
+                Gpu::open(list.adapters[i].clone(), list.summaries[i].clone())
+                    .expect("open device"),
+            )
         }
         Err(e) => {
             if in_ci() {
