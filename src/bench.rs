@@ -210,9 +210,11 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 b.set_message(msg.to_string());
             }
         };
-        let budget = Duration::from_secs_f64(time_budget);
+        let run_deadline = Instant::now() + Duration::from_secs_f64(time_budget);
         let mut save_err = None;
-        for kind in &probes_sorted {
+        for (pi, kind) in probes_sorted.iter().enumerate() {
+            // This probe's share of what is left: time a fast probe did not use rolls over.
+            let left = run_deadline.saturating_duration_since(Instant::now());
             let ctx = Ctx {
                 gpu: &gpu,
                 timer: &timer,
@@ -223,7 +225,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 },
                 quick: args.quick,
                 sizes: args.sizes.clone(),
-                deadline: Instant::now() + kind.budget(budget, &probes_sorted),
+                deadline: Instant::now() + kind.budget(left, &probes_sorted[pi..]),
                 trusted: !args.checked,
                 host: &host,
                 progress: &progress,
@@ -231,10 +233,17 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 array_bytes: args.array_mib.map(|m| m << 20),
             };
             probes::run(*kind, &ctx, &mut |mut r| {
-                if let Some(reason) = timer.fallback_reason()
-                    && !r.warnings.iter().any(|w| w == reason)
-                {
-                    r.warnings.push(reason.to_string());
+                // How the timer ended up timing: recorded beside the timing; a surprise
+                // (timestamps that disagreed on a hardware adapter) is also a warning.
+                if let Some(reason) = timer.fallback_reason() {
+                    if let Some(t) = r.timing.as_mut()
+                        && t.note.is_none()
+                    {
+                        t.note = Some(reason.to_string());
+                    }
+                    if !gpu.info.software && !r.warnings.iter().any(|w| w == reason) {
+                        r.warnings.push(reason.to_string());
+                    }
                 }
                 if let Some(v) = &r.value
                     && v.n > 1

@@ -54,6 +54,7 @@ impl ProbeKind {
         }
     }
 
+    /// This probe's part of `total`, shared with the probes in `kinds` (itself included).
     pub fn budget(self, total: Duration, kinds: &[ProbeKind]) -> Duration {
         let sum: f64 = kinds.iter().map(|k| k.budget_share()).sum();
         total.mul_f64(self.budget_share() / sum.max(1e-9))

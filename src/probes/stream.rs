@@ -164,15 +164,49 @@ fn lcm(a: u64, b: u64) -> u64 {
     a / gcd(a, b) * b
 }
 
+/// Random input arrays on the host (for validation) and on the device.
+struct Arrays {
+    ha: Vec<f32>,
+    hb: Vec<f32>,
+    hc: Vec<f32>,
+    a: wgpu::Buffer,
+    b: wgpu::Buffer,
+    c: wgpu::Buffer,
+}
+
+impl Arrays {
+    fn new(gpu: &Gpu, elems: u64) -> Arrays {
+        let n = (elems * 4) as usize;
+        let mut rng = Rng::fresh();
+        let (ha, hb, hc) = (rng.fill_f32(n), rng.fill_f32(n), rng.fill_f32(n));
+        let (a, b, c) = (
+            gpu.upload("a", &ha),
+            gpu.upload("b", &hb),
+            gpu.upload("c", &hc),
+        );
+        Arrays {
+            ha,
+            hb,
+            hc,
+            a,
+            b,
+            c,
+        }
+    }
+}
+
+/// Runs one kernel configuration on `arrays`. No kernel writes an array it reads, so trials
+/// can share one set of arrays: each poisons its output first.
 fn run_kernel(
     ctx: &Ctx<'_>,
     kernel: Kernel,
-    elems: u64,
+    arrays: &Arrays,
     why: &str,
     (wg, per_thread): (u32, u32),
     plan: &measure::Plan,
 ) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
+    let elems = arrays.ha.len() as u64 / 4;
     let bytes = elems * 16;
     let mut res = ProbeResult::new("stream", format!("stream {}", kernel.name()), "GB/s", true)
         .param("kernel", kernel.name())
@@ -180,12 +214,14 @@ fn run_kernel(
         .param("array_size_reason", why)
         .param("element", "vec4<f32>");
     let n = (elems * 4) as usize;
-    let mut rng = Rng::fresh();
-    let ha = rng.fill_f32(n);
-    let hb = rng.fill_f32(n);
-    let hc = rng.fill_f32(n);
-    let (a, b) = (gpu.upload("a", &ha), gpu.upload("b", &hb));
-    let c = gpu.upload("c", &hc);
+    let Arrays {
+        ha,
+        hb,
+        hc,
+        a,
+        b,
+        c,
+    } = arrays;
     let wins = windows(gpu, elems, u64::from(wg * per_thread));
     // Dot writes one partial sum (a vec4) per workgroup into its own buffer.
     let groups_of = |count: u64| (count.div_ceil(u64::from(wg * per_thread))) as u32;
@@ -200,10 +236,10 @@ fn run_kernel(
         .then(|| gpu.storage_buffer("partials", partial_stride * wins.len() as u64));
     // Poison the output so unwritten elements fail validation.
     match kernel {
-        Kernel::Copy | Kernel::Add => gpu.poison(&c, f32::NAN.to_bits()),
-        Kernel::Scale => gpu.poison(&b, f32::NAN.to_bits()),
-        Kernel::Triad => gpu.poison(&a, f32::NAN.to_bits()),
-        Kernel::Dot => gpu.poison(partials.as_ref().unwrap_or(&c), f32::NAN.to_bits()),
+        Kernel::Copy | Kernel::Add => gpu.poison(c, f32::NAN.to_bits()),
+        Kernel::Scale => gpu.poison(b, f32::NAN.to_bits()),
+        Kernel::Triad => gpu.poison(a, f32::NAN.to_bits()),
+        Kernel::Dot => gpu.poison(partials.as_ref().unwrap_or(c), f32::NAN.to_bits()),
     }
     let module = gpu
         .device
@@ -346,13 +382,13 @@ fn run_kernel(
             }
             let want: f64 = ha
                 .iter()
-                .zip(&hb)
+                .zip(hb.iter())
                 .map(|(x, y)| f64::from(*x) * f64::from(*y))
                 .sum();
             // f32 partial sums: error grows like sqrt(n) * u relative to sum |a*b|.
             let scale: f64 = ha
                 .iter()
-                .zip(&hb)
+                .zip(hb.iter())
                 .map(|(x, y)| (f64::from(*x) * f64::from(*y)).abs())
                 .sum();
             let e = if sum.is_finite() {
@@ -369,10 +405,13 @@ fn run_kernel(
             let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
                 Kernel::Copy => (&c, ha.clone()),
                 Kernel::Scale => (&b, hc.iter().map(|x| SCALAR * x).collect()),
-                Kernel::Add => (&c, ha.iter().zip(&hb).map(|(x, y)| x + y).collect()),
+                Kernel::Add => (&c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
                 _ => (
                     &a,
-                    hb.iter().zip(&hc).map(|(y, z)| y + SCALAR * z).collect(),
+                    hb.iter()
+                        .zip(hc.iter())
+                        .map(|(y, z)| y + SCALAR * z)
+                        .collect(),
                 ),
             };
             let got: Vec<f32> = gpu.read(out, n)?;
@@ -450,8 +489,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         // fresh data.
         let mut trials = Vec::new();
         let mut best: Option<(f64, (u32, u32))> = None;
+        let arrays = Arrays::new(ctx.gpu, elems);
         for cfg in CONFIGS {
-            let r = run_kernel(ctx, k, elems, &why, cfg, &tune_plan);
+            let r = run_kernel(ctx, k, &arrays, &why, cfg, &tune_plan);
             let (gbps, valid, note) = match &r {
                 Ok(r) => (
                     r.value.as_ref().map(|v| v.median),
@@ -486,7 +526,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             k.name(),
             bytes >> 20
         ));
-        match run_kernel(ctx, k, elems, &why, cfg, &ctx.plan) {
+        // Fresh data for the measured run.
+        drop(arrays);
+        let arrays = Arrays::new(ctx.gpu, elems);
+        match run_kernel(ctx, k, &arrays, &why, cfg, &ctx.plan) {
             Ok(mut r) => {
                 r.autotune = trials;
                 emit(r)
