@@ -321,7 +321,7 @@ fn run_kernel(
                 offset: partial_stride * wi as u64,
                 size: std::num::NonZeroU64::new(partial_stride),
             }),
-            None => binding(&c, start, count),
+            None => binding(c, start, count),
         };
         let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("stream window"),
@@ -329,11 +329,11 @@ fn run_kernel(
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
-                    resource: binding(&a, start, count),
+                    resource: binding(a, start, count),
                 },
                 wgpu::BindGroupEntry {
                     binding: 1,
-                    resource: binding(&b, start, count),
+                    resource: binding(b, start, count),
                 },
                 wgpu::BindGroupEntry {
                     binding: 2,
@@ -403,11 +403,11 @@ fn run_kernel(
         }
         _ => {
             let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
-                Kernel::Copy => (&c, ha.clone()),
-                Kernel::Scale => (&b, hc.iter().map(|x| SCALAR * x).collect()),
-                Kernel::Add => (&c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
+                Kernel::Copy => (c, ha.clone()),
+                Kernel::Scale => (b, hc.iter().map(|x| SCALAR * x).collect()),
+                Kernel::Add => (c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
                 _ => (
-                    &a,
+                    a,
                     hb.iter()
                         .zip(hc.iter())
                         .map(|(y, z)| y + SCALAR * z)
