@@ -24,4 +24,7 @@ fn main() {
     println!("cargo:rustc-env=GPUVALUE_GIT_COMMIT={commit}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
+    // Re-check the dirty flag when sources change.
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=shaders");
 }

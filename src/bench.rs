@@ -250,7 +250,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                     && v.rel_spread() > crate::stats::WIDE_SPREAD
                 {
                     r.warnings.push(format!(
-                        "wide spread: min {:.3} .. max {:.3} {} ({:.0}% of the median); close other work or use a longer --time-budget",
+                        "wide spread: {:.3}..{:.3} {} ({:.0}% of the median); rerun on an idle machine",
                         v.min,
                         v.max,
                         r.unit,

@@ -136,7 +136,7 @@ pub fn heading(r: &ResultsFile) -> String {
     );
     if a.software {
         s.push_str(
-            "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures.",
+            "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures (timed with the wall clock).",
         );
     }
     s
@@ -195,7 +195,7 @@ pub fn results(r: &ResultsFile) -> String {
                 n,
                 timing,
                 check,
-                notes: wrap(&notes.join("; "), 60),
+                notes: wrap(&notes.join("; "), 46),
             }
         })
         .collect();

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Same-session comparison on a GPU-less machine: lavapipe runs on the host's cores, so its
+# figures are judged against those cores' own ceilings, measured right before and after:
+# OpenBLAS sgemm (numpy) and a multi-threaded memcpy of the same array size.
+#   bash scripts/lavapipe-vs-cpu.sh [OUTDIR]      (needs python3 with numpy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-reports/lavapipe}
+mkdir -p "$out"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+threads=$(nproc)
+cargo build --release --quiet
+bin=./target/release/gpuvalue
+OPENBLAS_NUM_THREADS=$threads python3 scripts/cpu-ceiling.py --sizes 1024,2048 --copy-mib 128 --threads "$threads" > "$out/ceiling-before.json"
+$bin bench --adapter llvmpipe --probes matmul,stream --sizes 1024,2048 --array-mib 128 --quiet --out "$out/bench.json" > "$out/bench.txt"
+OPENBLAS_NUM_THREADS=$threads python3 scripts/cpu-ceiling.py --sizes 1024,2048 --copy-mib 128 --threads "$threads" > "$out/ceiling-after.json"
+python3 - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+b = json.load(open(f"{d}/bench.json"))
+cs = [json.load(open(f"{d}/ceiling-{w}.json")) for w in ("before", "after")]
+med = {p["name"]: p["value"]["median"] for p in b["probes"] if p.get("value")}
+lines = []
+for n in (1024, 2048):
+    g = med.get(f"matmul_f32 {n}x{n}x{n}")
+    blas = [next(s["gflops_median"] for s in c["sgemm"] if s["n"] == n) for c in cs]
+    if g:
+        lines.append(f"matmul {n}: lavapipe {g:.1f} GFLOPS, OpenBLAS {blas[0]:.1f} / {blas[1]:.1f} (before/after) -> {100*g/max(blas):.0f}% .. {100*g/min(blas):.0f}%")
+mc = [c["memcpy"]["gbps_median"] for c in cs]
+for k in ("copy", "triad"):
+    g = med.get(f"stream {k}")
+    if g:
+        lines.append(f"stream {k}: lavapipe {g:.2f} GB/s, memcpy {mc[0]:.1f} / {mc[1]:.1f} GB/s -> {100*g/max(mc):.0f}% .. {100*g/min(mc):.0f}%")
+open(f"{d}/summary.txt", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
