@@ -13,8 +13,9 @@ use std::path::PathBuf;
     long_about = None
 )]
 pub struct Cli {
+    /// Without a command: `run` (quick bench of this machine, then every scenario ranked).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -25,6 +26,133 @@ pub enum Command {
     Bench(BenchArgs),
     /// Print saved results files as the bench summary table.
     Show(ShowArgs),
+    /// List and filter the price catalog, or check a catalog file (`catalog check FILE`).
+    Catalog(CatalogArgs),
+    /// Rank catalog instances by value for a scenario, with measured figures where results
+    /// files exist and datasheet estimates (marked) elsewhere.
+    Rank(RankArgs),
+    /// The main job: a quick bench of this machine, then every scenario ranked, showing where
+    /// this machine stands.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct CatalogSource {
+    /// Use this catalog file instead of the embedded one.
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// Add (or replace by id/key) entries from these catalog files.
+    #[arg(long, value_name = "FILE")]
+    pub catalog_add: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Only this provider (substring, any case).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Only this GPU (catalog id or name substring).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Only this region (substring).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Only GPUs with at least this much memory each, in GB.
+    #[arg(long, value_name = "GB")]
+    pub min_gpu_memory: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct CatalogArgs {
+    #[command(subcommand)]
+    pub action: Option<CatalogAction>,
+    #[command(flatten)]
+    pub source: CatalogSource,
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Show prices of this pricing model.
+    #[arg(long, value_enum, default_value = "on_demand")]
+    pub price: crate::catalog::PricingModel,
+    /// Convert prices to this currency (USD, CNY, EUR, or any the catalog has a rate for).
+    #[arg(long, default_value = "USD")]
+    pub currency: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CatalogAction {
+    /// Check a catalog file: errors (rows that cannot be used) and warnings (suspect rows),
+    /// each naming file, row and field. Exit status 1 when there are errors.
+    Check {
+        /// Catalog file (JSON) to check on its own.
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct RankOutput {
+    /// Print JSON.
+    #[arg(long, conflicts_with_all = ["csv", "markdown"])]
+    pub json: bool,
+    /// Print CSV.
+    #[arg(long, conflicts_with = "markdown")]
+    pub csv: bool,
+    /// Print Markdown.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RankSettings {
+    #[command(flatten)]
+    pub source: CatalogSource,
+    /// Scenario definitions to add to (or replace) the embedded ones.
+    #[arg(long, value_name = "FILE")]
+    pub scenarios: Option<PathBuf>,
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Pricing model to rank by.
+    #[arg(long, value_enum, default_value = "on_demand")]
+    pub price: crate::catalog::PricingModel,
+    /// Currency of prices and costs.
+    #[arg(long, default_value = "USD")]
+    pub currency: String,
+    /// Show only the best N instances.
+    #[arg(long)]
+    pub top: Option<usize>,
+    /// What this amount (in --currency) buys on each instance: hours and jobs finished.
+    #[arg(long, value_name = "AMOUNT")]
+    pub budget: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct RankArgs {
+    /// Scenario id: training, inference, hpc, or one from --scenarios.
+    #[arg(long, short = 's', default_value = "training")]
+    pub scenario: String,
+    /// Results files from `gpuvalue bench` (measured figures for their GPUs).
+    #[arg(long, short = 'r', value_name = "FILE")]
+    pub results: Vec<PathBuf>,
+    #[command(flatten)]
+    pub settings: RankSettings,
+    #[command(flatten)]
+    pub output: RankOutput,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: AdapterArgs,
+    /// Show the best N instances per scenario.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// Results file for the bench (default results/<host>-<adapter>-<time>.json).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,12 +1,16 @@
 //! gpuvalue: measure what a GPU really delivers with validated WGSL probes through wgpu,
 //! and record it in a versioned results file.
 
+pub mod app;
 pub mod bench;
+pub mod catalog;
 pub mod cli;
 pub mod gpu;
 pub mod host;
 pub mod probes;
+pub mod rank;
 pub mod reference;
 pub mod report;
 pub mod results;
+pub mod scenario;
 pub mod stats;

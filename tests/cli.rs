@@ -221,3 +221,116 @@ fn no_adapter_explains_how_to_get_lavapipe() {
     assert!(e.contains("metal"), "{e}");
     assert!(e.contains("mesa-vulkan-drivers"), "{e}");
 }
+
+#[test]
+fn catalog_lists_filters_and_converts() {
+    let o = gpuvalue(&["catalog", "--gpu", "h100", "--currency", "CNY", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r["gpus"].as_str().unwrap().contains("H100"))
+    );
+    let o = gpuvalue(&["catalog", "--currency", "XYZ"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("XYZ"), "{}", stderr(&o));
+}
+
+#[test]
+fn catalog_check_reports_bad_rows_with_file_path_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mine.json");
+    std::fs::write(
+        &p,
+        r#"{"schema_version": 1,
+            "currencies": {"USD": {"per_usd": 1, "as_of": "2026-01-01", "source": "base"}},
+            "gpus": [],
+            "instances": [{"provider": "x", "instance_type": "y", "region": "z", "gpu": "nope", "gpu_count": 1,
+              "vcpu": 1, "ram_gib": 1, "source": "s", "as_of": "2026", "confidence": "high",
+              "prices": {"on_demand": {"amount": 1, "currency": "USD", "per": "hour"},
+                         "spot": {"amount": 1, "currency": "USD", "per": "hour"}}}]}"#,
+    )
+    .unwrap();
+    let o = gpuvalue(&["catalog", "check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("mine.json")
+            && out.contains("instances[0].gpu")
+            && out.contains("unknown GPU id"),
+        "{out}"
+    );
+    assert!(out.contains("instances[0].prices.spot.amount"), "{out}");
+    std::fs::write(&p, "{\"schema_version\": 1, \"gpus\": [{\"id\": 3}]}").unwrap();
+    let o = gpuvalue(&["catalog", "check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("gpus[0].id") && stderr(&o).contains("line 1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn rank_outputs_and_errors() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results-lavapipe.json"
+    );
+    let o = gpuvalue(&[
+        "rank",
+        "--scenario",
+        "inference",
+        "--results",
+        fixture,
+        "--json",
+        "--top",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(v["machines"][0]["catalog_gpu"], serde_json::Value::Null);
+    let o = gpuvalue(&["rank", "--scenario", "training", "--csv", "--price", "spot"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("rank,provider,instance_type"));
+    let o = gpuvalue(&[
+        "rank",
+        "--scenario",
+        "hpc",
+        "--markdown",
+        "--currency",
+        "EUR",
+        "--budget",
+        "500",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("| 1 |"));
+    let o = gpuvalue(&["rank", "--scenario", "mining"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("mining") && stderr(&o).contains("training"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpuvalue(&["rank", "--budget", "-5"]);
+    assert!(!o.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("scen.json");
+    std::fs::write(&bad, r#"{"schema_version": 1, "scenarios": [{"id": "x", "description": "", "terms": [{"figure": "matmul_f32", "work": "lots", "unit": "FLOP"}]}]}"#).unwrap();
+    let o = gpuvalue(&[
+        "rank",
+        "--scenarios",
+        bad.to_str().unwrap(),
+        "--scenario",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("scenarios[0].terms[0].work"),
+        "{}",
+        stderr(&o)
+    );
+}

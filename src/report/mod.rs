@@ -1,3 +1,5 @@
 //! Output for people: terminal tables for devices and results.
 
+pub mod catalog;
+pub mod rank;
 pub mod table;

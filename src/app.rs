@@ -1,0 +1,247 @@
+//! What each command does, on top of the library: the glue between parsed options and
+//! the stages (bench, catalog, rank, report). Returns the process exit code.
+
+use crate::catalog::{Catalog, PricingModel, Severity};
+use crate::cli::{self, Command};
+use crate::gpu::adapter;
+use crate::rank::{self, Filters, RankOptions};
+use crate::results::ResultsFile;
+use crate::scenario::ScenarioFile;
+use crate::{bench, report};
+use anyhow::{Context, Result, bail};
+use std::process::ExitCode;
+
+pub fn run(command: Option<Command>) -> Result<ExitCode> {
+    match command {
+        Some(Command::Devices(a)) => devices(a),
+        Some(Command::Bench(a)) => bench_cmd(a),
+        Some(Command::Show(a)) => show(a),
+        Some(Command::Catalog(a)) => catalog(a),
+        Some(Command::Rank(a)) => rank_cmd(a),
+        Some(Command::Run(a)) => main_job(a),
+        None => main_job(cli::RunArgs {
+            select: cli::AdapterArgs {
+                adapter: adapter::AdapterChoice::Best,
+                backend: None,
+            },
+            top: 5,
+            out: None,
+            quiet: false,
+        }),
+    }
+}
+
+fn devices(a: cli::DevicesArgs) -> Result<ExitCode> {
+    let list = adapter::enumerate(a.select.backend);
+    let chosen = list.select(&a.select.adapter)?;
+    let shown: Vec<_> = if a.select.adapter == adapter::AdapterChoice::Best {
+        list.summaries.clone()
+    } else {
+        chosen.iter().map(|&i| list.summaries[i].clone()).collect()
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&shown)?);
+    } else {
+        println!("{}", report::table::devices(&shown));
+        if let Some(best) = list.summaries.first() {
+            println!("default adapter: {best}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
+    let outcomes = bench::run(&a, std::env::args().collect())?;
+    let mut failed = false;
+    for o in &outcomes {
+        println!("{}", report::table::results(&o.results));
+        println!("results written to {}", o.path.display());
+        failed |= o.any_failed();
+    }
+    if failed {
+        eprintln!("error: at least one probe failed validation or could not run (see the table)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(a: cli::ShowArgs) -> Result<ExitCode> {
+    let files: Vec<ResultsFile> = a
+        .files
+        .iter()
+        .map(|p| ResultsFile::load(p))
+        .collect::<Result<_>>()?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&files)?);
+    } else {
+        for (f, p) in files.iter().zip(&a.files) {
+            println!("{}\n{}\n", p.display(), report::table::results(f));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The catalog the options name: embedded or --catalog, then each --catalog-add.
+pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
+    let mut c = match &src.catalog {
+        Some(p) => Catalog::load(p)?,
+        None => Catalog::embedded(),
+    };
+    for p in &src.catalog_add {
+        c.extend(Catalog::load(p)?);
+    }
+    Ok(c)
+}
+
+fn filters(f: &cli::FilterArgs) -> Result<Filters> {
+    if let Some(m) = f.min_gpu_memory
+        && !(m.is_finite() && m >= 0.0)
+    {
+        bail!("--min-gpu-memory {m}: expected a non-negative number of GB");
+    }
+    Ok(Filters {
+        provider: f.provider.clone(),
+        gpu: f.gpu.clone(),
+        region: f.region.clone(),
+        min_gpu_memory_gb: f.min_gpu_memory,
+    })
+}
+
+fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
+    if let Some(cli::CatalogAction::Check { file }) = &a.action {
+        let c = Catalog::load(file)?;
+        let findings = c.check();
+        for f in &findings {
+            println!("{f}");
+        }
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        println!(
+            "{}: {} instance rows, {} GPUs: {errors} error(s), {} warning(s)",
+            file.display(),
+            c.instances.len(),
+            c.gpus.len(),
+            findings.len() - errors
+        );
+        return Ok(if errors > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let c = load_catalog(&a.source)?;
+    if !c.currencies.contains_key(&a.currency) {
+        bail!(
+            "--currency {}: no exchange rate in the catalog (have {})",
+            a.currency,
+            c.currencies.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let findings = c.check();
+    let f = filters(&a.filters)?;
+    let rows = report::catalog::rows(&c, &findings, &f, a.price, &a.currency)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("{}", report::catalog::table(&rows, &c, &a.currency));
+        for x in findings.iter().filter(|x| x.severity == Severity::Error) {
+            eprintln!("{x}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
+    paths
+        .iter()
+        .map(|p| Ok((p.display().to_string(), ResultsFile::load(p)?)))
+        .collect()
+}
+
+fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
+    if let Some(b) = s.budget
+        && !(b.is_finite() && b > 0.0)
+    {
+        bail!("--budget {b}: expected a positive amount");
+    }
+    if s.top == Some(0) {
+        bail!("--top 0: expected at least 1");
+    }
+    Ok(RankOptions {
+        pricing: s.price,
+        currency: s.currency.clone(),
+        top: s.top,
+        budget: s.budget,
+        filters: filters(&s.filters)?,
+    })
+}
+
+fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
+    let c = load_catalog(&a.settings.source)?;
+    let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
+    let scenario = scenarios.get(&a.scenario).context("--scenario")?;
+    let results = load_results(&a.results)?;
+    let opts = rank_options(&a.settings)?;
+    let findings = c.check();
+    let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
+    if a.output.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if a.output.csv {
+        print!("{}", report::rank::csv(&r)?);
+    } else if a.output.markdown {
+        print!("{}", report::rank::markdown(&r));
+    } else {
+        println!("{}", report::rank::table(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
+    let bench_args = cli::BenchArgs {
+        select: a.select,
+        quick: true,
+        probes: crate::probes::ProbeKind::ALL.to_vec(),
+        sizes: None,
+        time_budget: None,
+        array_mib: None,
+        out: a.out,
+        quiet: a.quiet,
+        checked: false,
+        no_timestamps: false,
+    };
+    let outcomes = bench::run(&bench_args, std::env::args().collect())?;
+    let mut failed = false;
+    let mut results = Vec::new();
+    for o in &outcomes {
+        println!("{}", report::table::results(&o.results));
+        println!("results written to {}\n", o.path.display());
+        failed |= o.any_failed();
+        results.push((o.path.display().to_string(), o.results.clone()));
+    }
+    let c = Catalog::embedded();
+    let findings = c.check();
+    let scenarios = ScenarioFile::embedded();
+    let opts = RankOptions {
+        pricing: PricingModel::OnDemand,
+        currency: "USD".into(),
+        top: Some(a.top),
+        budget: None,
+        filters: Filters::default(),
+    };
+    for s in &scenarios.scenarios {
+        let r = rank::rank(&c, &findings, s, &results, &opts)?;
+        println!("{}", report::rank::table(&r));
+    }
+    println!(
+        "Figures marked estimated are datasheet peaks x efficiency; bench a cloud GPU with \
+         scripts/bench-gpu.sh and pass its results file to `gpuvalue rank --results FILE` to \
+         measure them."
+    );
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

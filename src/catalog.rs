@@ -1,0 +1,858 @@
+//! The price catalog: GPU datasheet figures, cloud instances with dated prices, currency
+//! rates. Schema (version 1, JSON; the embedded default is `src/data/catalog.json`):
+//!
+//! ```text
+//! schema_version  1
+//! currencies      { CODE: { per_usd, as_of, source } }          units of CODE per 1 USD
+//! gpus[]          { id, vendor, name, aliases[], fp32_tflops, fp64_vector_tflops,
+//!                   fp64_matrix_tflops, fp16_tensor_tflops, memory_gb, bandwidth_gbps,
+//!                   tdp_w, source, as_of, notes? }                figures may be null
+//! instances[]     { provider, instance_type, region, gpu (a gpus[].id), gpu_count, vcpu,
+//!                   ram_gib, gpu_memory_gb?, prices: { on_demand|spot|reserved_1y|
+//!                   reserved_3y: { amount, currency, per: "hour" } }, source, as_of,
+//!                   confidence (high|medium|low|estimate), notes? }
+//! ```
+//! Loading checks syntax and types (errors name the file, line and JSON path); `check`
+//! then finds the faults public catalogs are known to have, per row and field.
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+pub const SCHEMA_VERSION: u32 = 1;
+const EMBEDDED: &str = include_str!("data/catalog.json");
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Currency {
+    /// Units of this currency per 1 USD.
+    pub per_usd: f64,
+    pub as_of: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub id: String,
+    pub vendor: String,
+    pub name: String,
+    /// Adapter names as drivers report them (Vulkan, Metal, DX12 spellings), matched exactly
+    /// (case and spacing aside): near misses such as the 40 GB and 80 GB A100 must not meet.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub fp32_tflops: Option<f64>,
+    pub fp64_vector_tflops: Option<f64>,
+    pub fp64_matrix_tflops: Option<f64>,
+    pub fp16_tensor_tflops: Option<f64>,
+    pub memory_gb: Option<f64>,
+    pub bandwidth_gbps: Option<f64>,
+    pub tdp_w: Option<f64>,
+    pub source: String,
+    pub as_of: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PricingModel {
+    #[value(name = "on_demand", alias = "on-demand")]
+    OnDemand,
+    Spot,
+    #[value(name = "reserved_1y")]
+    #[serde(rename = "reserved_1y")]
+    Reserved1y,
+    #[value(name = "reserved_3y")]
+    #[serde(rename = "reserved_3y")]
+    Reserved3y,
+}
+
+impl PricingModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            PricingModel::OnDemand => "on_demand",
+            PricingModel::Spot => "spot",
+            PricingModel::Reserved1y => "reserved_1y",
+            PricingModel::Reserved3y => "reserved_3y",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub amount: f64,
+    pub currency: String,
+    /// Only "hour" is understood.
+    pub per: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    High,
+    Medium,
+    Low,
+    Estimate,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Instance {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub vcpu: Option<u32>,
+    pub ram_gib: Option<f64>,
+    /// Memory per GPU as the source lists it, if it does (checked against the GPU model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_gb: Option<f64>,
+    #[serde(default)]
+    pub prices: BTreeMap<PricingModel, Price>,
+    pub source: String,
+    pub as_of: String,
+    pub confidence: Confidence,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+impl Instance {
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.provider, self.instance_type, self.region)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub currencies: BTreeMap<String, Currency>,
+    #[serde(default)]
+    pub gpus: Vec<Gpu>,
+    #[serde(default)]
+    pub instances: Vec<Instance>,
+    /// Where each instance row came from (file name), parallel to `instances`.
+    #[serde(skip)]
+    pub origins: Vec<String>,
+}
+
+/// Parses JSON into `T`, with errors that name the file, the line and the JSON path.
+pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, name: &str) -> Result<T> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        anyhow::anyhow!(
+            "{name}: line {}, column {}, at JSON path `{path}`: {inner}",
+            inner.line(),
+            inner.column()
+        )
+    })
+}
+
+impl Catalog {
+    pub fn embedded() -> Catalog {
+        Self::parse(EMBEDDED, "embedded catalog").expect("the embedded catalog parses")
+    }
+
+    pub fn parse(text: &str, name: &str) -> Result<Catalog> {
+        let mut c: Catalog = parse_json(text, name)?;
+        if c.schema_version == 0 || c.schema_version > SCHEMA_VERSION {
+            bail!(
+                "{name}: schema_version {} is not one this gpuvalue reads (1..={SCHEMA_VERSION})",
+                c.schema_version
+            );
+        }
+        c.origins = vec![name.to_string(); c.instances.len()];
+        Ok(c)
+    }
+
+    pub fn load(path: &Path) -> Result<Catalog> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read catalog {}", path.display()))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Adds another catalog's currencies, GPUs and instances; entries with the same id or
+    /// key replace the existing ones.
+    pub fn extend(&mut self, other: Catalog) {
+        for (k, v) in other.currencies {
+            self.currencies.insert(k, v);
+        }
+        for g in other.gpus {
+            match self.gpus.iter_mut().find(|x| x.id == g.id) {
+                Some(x) => *x = g,
+                None => self.gpus.push(g),
+            }
+        }
+        for (inst, origin) in other.instances.into_iter().zip(other.origins) {
+            match self.instances.iter().position(|x| x.key() == inst.key()) {
+                Some(i) => {
+                    self.instances[i] = inst;
+                    self.origins[i] = origin;
+                }
+                None => {
+                    self.instances.push(inst);
+                    self.origins.push(origin);
+                }
+            }
+        }
+    }
+
+    pub fn gpu(&self, id: &str) -> Option<&Gpu> {
+        self.gpus.iter().find(|g| g.id == id)
+    }
+
+    /// The catalog GPU whose alias (or id or name) equals the adapter name, ignoring case and
+    /// runs of spaces. Exact match only: "NVIDIA A100-SXM4-40GB" never becomes the 80 GB part.
+    pub fn match_adapter(&self, adapter_name: &str) -> Option<&Gpu> {
+        let want = normalize(adapter_name);
+        self.gpus.iter().find(|g| {
+            g.aliases
+                .iter()
+                .chain([&g.id, &g.name])
+                .any(|a| normalize(a) == want)
+        })
+    }
+
+    /// Converts an amount between currencies through USD.
+    pub fn convert(&self, amount: f64, from: &str, to: &str) -> Result<f64> {
+        if from == to {
+            return Ok(amount);
+        }
+        let rate = |c: &str| {
+            self.currencies
+                .get(c)
+                .map(|x| x.per_usd)
+                .with_context(|| format!("no exchange rate for currency {c} in the catalog"))
+        };
+        Ok(amount / rate(from)? * rate(to)?)
+    }
+}
+
+fn normalize(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The row cannot be used: it never enters a ranking.
+    Error,
+    /// The row is suspect: it is used, and the warning is shown beside it.
+    Warning,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// The file the row came from.
+    pub file: String,
+    /// JSON path of the row or field, e.g. `instances[3].prices.spot.amount`.
+    pub path: String,
+    /// The instance key (provider/type/region) or GPU id, for people.
+    pub row: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{sev}: {}: {} ({}): {}",
+            self.file, self.path, self.row, self.message
+        )
+    }
+}
+
+/// Amounts that public catalogs use as filler rather than prices.
+const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
+
+/// The GPU count an instance type spells out, where it follows a known naming pattern:
+/// `gpu_8x_h100`, `a3-highgpu-8g`, `BM.GPU4.8`, `p4d.24xlarge` (no count), ...
+fn count_in_name(name: &str) -> Option<u32> {
+    let lower = name.to_lowercase();
+    // gpu_8x_..., 1x_A100...
+    for part in lower.split(['_', '-', '.']) {
+        if let Some(n) = part.strip_suffix('x')
+            && let Ok(v) = n.parse::<u32>()
+            && (1..=16).contains(&v)
+            && (lower.starts_with("gpu_") || lower.starts_with(&format!("{v}x_")))
+        {
+            return Some(v);
+        }
+    }
+    // GCP a2-/a3-highgpu-8g, a2-ultragpu-4g, a3-megagpu-8g
+    if lower.starts_with("a2-") || lower.starts_with("a3-") {
+        let last = lower.rsplit('-').next()?;
+        return last.strip_suffix('g')?.parse().ok();
+    }
+    // OCI bare metal: BM.GPU.<model>.<n>, BM.GPU4.8
+    if lower.starts_with("bm.gpu") {
+        return lower.rsplit('.').next()?.parse().ok();
+    }
+    None
+}
+
+impl Catalog {
+    /// Finds the faults public catalogs are known to have. Errors mark rows that cannot be
+    /// used; warnings mark suspect rows, which rankings show beside the row.
+    pub fn check(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let mut push = |sev, file: &str, path: String, row: String, msg: String| {
+            out.push(Finding {
+                severity: sev,
+                file: file.to_string(),
+                path,
+                row,
+                message: msg,
+            })
+        };
+        let main = self
+            .origins
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "catalog".into());
+        for (code, c) in &self.currencies {
+            if !(c.per_usd.is_finite() && c.per_usd > 0.0) {
+                push(
+                    Severity::Error,
+                    &main,
+                    format!("currencies.{code}.per_usd"),
+                    code.clone(),
+                    format!(
+                        "exchange rate must be a positive number, found {}",
+                        c.per_usd
+                    ),
+                );
+            }
+            if c.as_of.trim().is_empty() {
+                push(
+                    Severity::Error,
+                    &main,
+                    format!("currencies.{code}.as_of"),
+                    code.clone(),
+                    "exchange rate has no as-of date".into(),
+                );
+            }
+        }
+        let mut seen_gpu = HashMap::new();
+        for (i, g) in self.gpus.iter().enumerate() {
+            let path = format!("gpus[{i}]");
+            if let Some(prev) = seen_gpu.insert(g.id.clone(), i) {
+                push(
+                    Severity::Error,
+                    &main,
+                    format!("{path}.id"),
+                    g.id.clone(),
+                    format!("duplicate GPU id (also gpus[{prev}])"),
+                );
+            }
+            if g.source.trim().is_empty() {
+                push(
+                    Severity::Error,
+                    &main,
+                    format!("{path}.source"),
+                    g.id.clone(),
+                    "GPU figures have no source".into(),
+                );
+            }
+            if g.as_of.trim().is_empty() {
+                push(
+                    Severity::Error,
+                    &main,
+                    format!("{path}.as_of"),
+                    g.id.clone(),
+                    "GPU figures have no as-of date".into(),
+                );
+            }
+            for (field, v) in [
+                ("fp32_tflops", g.fp32_tflops),
+                ("fp64_vector_tflops", g.fp64_vector_tflops),
+                ("fp64_matrix_tflops", g.fp64_matrix_tflops),
+                ("fp16_tensor_tflops", g.fp16_tensor_tflops),
+                ("memory_gb", g.memory_gb),
+                ("bandwidth_gbps", g.bandwidth_gbps),
+                ("tdp_w", g.tdp_w),
+            ] {
+                if let Some(x) = v
+                    && !(x.is_finite() && x > 0.0)
+                {
+                    push(
+                        Severity::Error,
+                        &main,
+                        format!("{path}.{field}"),
+                        g.id.clone(),
+                        format!("must be a positive number or null, found {x}"),
+                    );
+                }
+            }
+        }
+        // Duplicates and outliers need the whole table.
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (i, inst) in self.instances.iter().enumerate() {
+            let file = self.origins.get(i).map_or(main.as_str(), |s| s.as_str());
+            let path = format!("instances[{i}]");
+            let row = inst.key();
+            if let Some(prev) = seen.insert(row.clone(), i) {
+                push(
+                    Severity::Error,
+                    file,
+                    path.clone(),
+                    row.clone(),
+                    format!(
+                        "duplicate of instances[{prev}] (same provider, instance type and region)"
+                    ),
+                );
+            }
+            if inst.source.trim().is_empty() {
+                push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.source"),
+                    row.clone(),
+                    "price has no source".into(),
+                );
+            }
+            if inst.as_of.trim().is_empty() {
+                push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.as_of"),
+                    row.clone(),
+                    "price has no as-of date: an undated price cannot be trusted".into(),
+                );
+            }
+            let gpu = self.gpu(&inst.gpu);
+            if gpu.is_none() {
+                push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.gpu"),
+                    row.clone(),
+                    format!("unknown GPU id {:?} (not in gpus[])", inst.gpu),
+                );
+            }
+            if inst.gpu_count == 0 || inst.gpu_count > 16 {
+                push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.gpu_count"),
+                    row.clone(),
+                    format!("{} GPUs is not a plausible instance", inst.gpu_count),
+                );
+            } else if let Some(n) = count_in_name(&inst.instance_type)
+                && n != inst.gpu_count
+            {
+                push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.gpu_count"),
+                    row.clone(),
+                    format!("{} GPUs, but the instance type names {n}", inst.gpu_count),
+                );
+            }
+            if let (Some(listed), Some(model)) = (inst.gpu_memory_gb, gpu.and_then(|g| g.memory_gb))
+            {
+                let ratio = listed / model;
+                if !(0.5..=2.0).contains(&ratio) {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{path}.gpu_memory_gb"),
+                        row.clone(),
+                        format!(
+                            "{listed} GB per GPU, but a {} has {model} GB: wrong unit (MiB for GB?)",
+                            inst.gpu
+                        ),
+                    );
+                } else if (ratio - 1.0).abs() > 0.1 {
+                    push(
+                        Severity::Warning,
+                        file,
+                        format!("{path}.gpu_memory_gb"),
+                        row.clone(),
+                        format!(
+                            "{listed} GB per GPU differs from the model's {model} GB (usable vs datasheet memory?)"
+                        ),
+                    );
+                }
+            }
+            for (model, p) in &inst.prices {
+                let ppath = format!("{path}.prices.{}", model.name());
+                if !self.currencies.contains_key(&p.currency) {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{ppath}.currency"),
+                        row.clone(),
+                        format!(
+                            "unknown currency {:?} (catalog has {})",
+                            p.currency,
+                            self.currencies
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                }
+                if p.per != "hour" {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{ppath}.per"),
+                        row.clone(),
+                        format!("prices must be per \"hour\", found {:?}", p.per),
+                    );
+                }
+                if !(p.amount.is_finite() && p.amount > 0.0) {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{ppath}.amount"),
+                        row.clone(),
+                        format!("price must be positive, found {}", p.amount),
+                    );
+                } else if PLACEHOLDER_AMOUNTS.contains(&p.amount) {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{ppath}.amount"),
+                        row.clone(),
+                        format!("{} looks like a placeholder, not a price", p.amount),
+                    );
+                }
+            }
+            if let (Some(od), Some(spot)) = (
+                inst.prices.get(&PricingModel::OnDemand),
+                inst.prices.get(&PricingModel::Spot),
+            ) && od.currency == spot.currency
+            {
+                if spot.amount == od.amount {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{path}.prices.spot.amount"),
+                        row.clone(),
+                        "spot equals on-demand: that means no spot data, not no discount".into(),
+                    );
+                } else if spot.amount > od.amount {
+                    push(
+                        Severity::Error,
+                        file,
+                        format!("{path}.prices.spot.amount"),
+                        row.clone(),
+                        format!("spot {} is above on-demand {}", spot.amount, od.amount),
+                    );
+                }
+            }
+        }
+        // Outliers: the same instance type's price in other regions.
+        let mut by_type: HashMap<(String, String, PricingModel), Vec<(usize, f64)>> =
+            HashMap::new();
+        for (i, inst) in self.instances.iter().enumerate() {
+            for (model, p) in &inst.prices {
+                if let Ok(usd) = self.convert(p.amount, &p.currency, "USD")
+                    && usd > 0.0
+                {
+                    by_type
+                        .entry((inst.provider.clone(), inst.instance_type.clone(), *model))
+                        .or_default()
+                        .push((i, usd));
+                }
+            }
+        }
+        for ((_, _, model), rows) in by_type {
+            if rows.len() < 3 {
+                continue;
+            }
+            for &(i, usd) in &rows {
+                let mut others: Vec<f64> = rows.iter().filter(|r| r.0 != i).map(|r| r.1).collect();
+                others.sort_by(f64::total_cmp);
+                let med = others[others.len() / 2];
+                if usd < 0.5 * med || usd > 2.0 * med {
+                    let inst = &self.instances[i];
+                    let file = self.origins.get(i).map_or(main.as_str(), |s| s.as_str());
+                    push(
+                        Severity::Warning,
+                        file,
+                        format!("instances[{i}].prices.{}.amount", model.name()),
+                        inst.key(),
+                        format!(
+                            "{usd:.4} USD/h is an outlier against the same type elsewhere (median {med:.4})"
+                        ),
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Instance rows that have an error finding, by index.
+pub fn rows_with_errors(findings: &[Finding]) -> std::collections::HashSet<usize> {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .filter_map(|f| {
+            let rest = f.path.strip_prefix("instances[")?;
+            rest[..rest.find(']')?].parse().ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_is_clean_and_sourced() {
+        let c = Catalog::embedded();
+        let findings = c.check();
+        let errors: Vec<_> = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        for g in &c.gpus {
+            assert!(!g.source.is_empty() && !g.as_of.is_empty(), "{}", g.id);
+        }
+        for i in &c.instances {
+            assert!(!i.source.is_empty() && !i.as_of.is_empty(), "{}", i.key());
+            assert!(c.gpu(&i.gpu).is_some(), "{}", i.key());
+        }
+        for (code, cur) in &c.currencies {
+            assert!(!cur.source.is_empty() && !cur.as_of.is_empty(), "{code}");
+        }
+    }
+
+    #[test]
+    fn reference_article_instances_carry_their_true_gpus() {
+        let c = Catalog::embedded();
+        let gpu_of = |provider: &str, ty: &str| {
+            c.instances
+                .iter()
+                .find(|i| i.provider == provider && i.instance_type == ty)
+                .map(|i| i.gpu.clone())
+                .unwrap_or_else(|| panic!("{provider} {ty} missing"))
+        };
+        assert_eq!(gpu_of("alibaba", "ecs.gn6i"), "t4");
+        assert_eq!(gpu_of("alibaba", "ecs.gn7e"), "a100-80gb-sxm");
+        assert_eq!(gpu_of("tencent", "GN7"), "t4");
+        assert_eq!(gpu_of("tencent", "GT4"), "a100-40gb-sxm");
+        assert_eq!(gpu_of("huawei", "pi2.2xlarge.4"), "t4");
+        assert_eq!(gpu_of("aws", "p4d.24xlarge"), "a100-40gb-sxm");
+        let mi250x = c.gpu("mi250x").unwrap();
+        assert_eq!(mi250x.fp64_vector_tflops, Some(47.9));
+        assert_eq!(c.gpu("a100-40gb-sxm").unwrap().fp32_tflops, Some(19.5));
+    }
+
+    #[test]
+    fn adapter_names_match_exactly_and_near_misses_do_not() {
+        let c = Catalog::embedded();
+        let id = |name: &str| c.match_adapter(name).map(|g| g.id.clone());
+        let cases = [
+            ("NVIDIA A100-SXM4-40GB", Some("a100-40gb-sxm")),
+            ("NVIDIA A100-SXM4-80GB", Some("a100-80gb-sxm")),
+            ("NVIDIA A100 80GB PCIe", Some("a100-80gb-pcie")),
+            ("NVIDIA H100 80GB HBM3", Some("h100-sxm")),
+            ("NVIDIA H100 PCIe", Some("h100-pcie")),
+            ("nvidia  h100   pcie", Some("h100-pcie")),
+            ("NVIDIA H200", Some("h200-sxm")),
+            ("Tesla T4", Some("t4")),
+            ("AMD Instinct MI250X", Some("mi250x")),
+            ("AMD Instinct MI300X", Some("mi300x")),
+            ("AMD Radeon Graphics (gfx942)", Some("mi300x")),
+            ("NVIDIA GeForce RTX 4090", Some("rtx-4090")),
+            ("Tesla V100-SXM2-16GB", Some("v100-sxm2-16gb")),
+            // Near misses: another memory size, form factor or product must not match.
+            ("NVIDIA A100-PCIE-40GB", None),
+            ("NVIDIA A100", None),
+            ("NVIDIA H100 NVL", None),
+            ("NVIDIA H200 NVL", None),
+            ("NVIDIA GeForce RTX 4090 D", None),
+            ("AMD Instinct MI210", None),
+            ("llvmpipe (LLVM 15.0.6, 256 bits)", None),
+            ("Apple M2", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(id(name).as_deref(), want, "{name}");
+        }
+    }
+
+    fn one_instance(json_instance: &str) -> Catalog {
+        let text = format!(
+            r#"{{"schema_version": 1,
+                "currencies": {{"USD": {{"per_usd": 1, "as_of": "2026-01-01", "source": "t"}}}},
+                "gpus": [{{"id": "h100-sxm", "vendor": "NVIDIA", "name": "H100", "fp32_tflops": 67,
+                          "fp64_vector_tflops": 34, "fp64_matrix_tflops": null, "fp16_tensor_tflops": null,
+                          "memory_gb": 80, "bandwidth_gbps": 3350, "tdp_w": 700, "source": "s", "as_of": "2026"}}],
+                "instances": [{json_instance}]}}"#
+        );
+        Catalog::parse(&text, "user.json").unwrap()
+    }
+
+    fn messages(c: &Catalog) -> Vec<String> {
+        c.check().iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn each_known_fault_is_reported_with_file_path_and_field() {
+        let base = |over: &str| {
+            format!(
+                r#"{{"provider": "azure", "instance_type": "Standard_ND96isr_H100_v5", "region": "eastus",
+                    "gpu": "h100-sxm", "gpu_count": 8, "vcpu": 96, "ram_gib": 1900,
+                    "source": "skypilot", "as_of": "2026-11", "confidence": "high", {over}}}"#
+            )
+        };
+        let price = |od: f64, spot: f64| {
+            format!(
+                r#""prices": {{"on_demand": {{"amount": {od}, "currency": "USD", "per": "hour"}}, "spot": {{"amount": {spot}, "currency": "USD", "per": "hour"}}}}"#
+            )
+        };
+        let m = messages(&one_instance(&base(&price(98.32, 98.32))));
+        assert!(
+            m.iter().any(|x| x.contains("user.json")
+                && x.contains("instances[0].prices.spot.amount")
+                && x.contains("no spot data")),
+            "{m:?}"
+        );
+        let m = messages(&one_instance(&base(&price(1.8462, 1.964))));
+        assert!(m.iter().any(|x| x.contains("above on-demand")), "{m:?}");
+        let m = messages(&one_instance(&base(&price(0.0, 0.0))));
+        assert!(m.iter().any(|x| x.contains("must be positive")), "{m:?}");
+        let m = messages(&one_instance(&base(&price(700.0, 1.0))));
+        assert!(m.iter().any(|x| x.contains("placeholder")), "{m:?}");
+        let c = one_instance(&base(
+            r#""prices": {"on_demand": {"amount": 5, "currency": "GBP", "per": "hour"}}"#,
+        ));
+        assert!(
+            messages(&c)
+                .iter()
+                .any(|x| x.contains("prices.on_demand.currency") && x.contains("GBP"))
+        );
+        let c = one_instance(&base(r#""gpu_memory_gb": 0.08"#));
+        assert!(
+            messages(&c).iter().any(|x| x.contains("wrong unit")),
+            "{:?}",
+            messages(&c)
+        );
+        let c = one_instance(
+            &base("\"notes\": \"x\"").replace("\"gpu\": \"h100-sxm\"", "\"gpu\": \"h100\""),
+        );
+        assert!(
+            messages(&c)
+                .iter()
+                .any(|x| x.contains("instances[0].gpu") && x.contains("unknown GPU id"))
+        );
+        let c = one_instance(
+            &base("\"notes\": \"x\"").replace("\"as_of\": \"2026-11\"", "\"as_of\": \"\""),
+        );
+        assert!(
+            messages(&c)
+                .iter()
+                .any(|x| x.contains("undated") || x.contains("no as-of"))
+        );
+        // Lambda's name says 8 GPUs; a row with 12 is caught.
+        let c = one_instance(
+            &base("\"notes\": \"x\"")
+                .replace("Standard_ND96isr_H100_v5", "gpu_8x_h100_sxm5")
+                .replace("\"gpu_count\": 8", "\"gpu_count\": 12"),
+        );
+        assert!(
+            messages(&c).iter().any(|x| x.contains("gpu_count")),
+            "{:?}",
+            messages(&c)
+        );
+    }
+
+    #[test]
+    fn duplicates_and_outliers() {
+        let row = |region: &str, spot: f64| {
+            format!(
+                r#"{{"provider": "aws", "instance_type": "p4d.24xlarge", "region": "{region}", "gpu": "h100-sxm",
+                    "gpu_count": 8, "vcpu": 96, "ram_gib": 1152, "source": "s", "as_of": "2026-11", "confidence": "high",
+                    "prices": {{"on_demand": {{"amount": 21.96, "currency": "USD", "per": "hour"}},
+                               "spot": {{"amount": {spot}, "currency": "USD", "per": "hour"}}}}}}"#
+            )
+        };
+        let rows = [
+            row("a", 7.88),
+            row("b", 8.19),
+            row("c", 8.0),
+            row("d", 2.4655),
+            row("a", 7.9),
+        ]
+        .join(",");
+        let c = one_instance(&rows);
+        let m = messages(&c);
+        assert!(
+            m.iter()
+                .any(|x| x.contains("instances[3].prices.spot.amount") && x.contains("outlier")),
+            "{m:?}"
+        );
+        assert!(
+            m.iter()
+                .any(|x| x.contains("instances[4]") && x.contains("duplicate of instances[0]")),
+            "{m:?}"
+        );
+        assert!(rows_with_errors(&c.check()).contains(&4));
+    }
+
+    #[test]
+    fn malformed_files_name_line_path_and_field() {
+        let e = Catalog::parse(
+            "{\"schema_version\": 1, \"gpus\": [{\"id\": 5}]}",
+            "bad.json",
+        )
+        .unwrap_err();
+        let s = format!("{e:#}");
+        assert!(
+            s.contains("bad.json") && s.contains("gpus[0].id") && s.contains("line 1"),
+            "{s}"
+        );
+        let e = Catalog::parse("{\"schema_version\": 1, \"colour\": 1}", "bad.json").unwrap_err();
+        assert!(format!("{e:#}").contains("colour"), "{e:#}");
+        let e = Catalog::parse("{\"schema_version\": 1,,}", "bad.json").unwrap_err();
+        assert!(format!("{e:#}").contains("line 1"), "{e:#}");
+        let e = Catalog::parse("{\"schema_version\": 9}", "new.json").unwrap_err();
+        assert!(format!("{e:#}").contains("schema_version 9"), "{e:#}");
+    }
+
+    #[test]
+    fn currency_conversion_uses_the_dated_rates() {
+        let c = Catalog::embedded();
+        let cny = c.convert(1.0, "USD", "CNY").unwrap();
+        assert!((cny - 7.2014).abs() < 1e-9);
+        let back = c.convert(cny, "CNY", "USD").unwrap();
+        assert!((back - 1.0).abs() < 1e-12);
+        assert!(c.convert(1.0, "USD", "XYZ").is_err());
+    }
+}

@@ -1,0 +1,118 @@
+//! The catalog listing: instances with their GPU, price in the chosen currency and model,
+//! source, date and confidence.
+
+use crate::catalog::{Catalog, Finding, PricingModel, Severity};
+use crate::rank::Filters;
+use anyhow::Result;
+use serde::Serialize;
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+#[derive(Clone, Debug, Serialize, Tabled)]
+pub struct CatalogRow {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: String,
+    #[tabled(rename = "GPUs")]
+    pub gpus: String,
+    #[tabled(rename = "GB/GPU")]
+    #[tabled(display = "opt")]
+    pub gpu_memory_gb: Option<f64>,
+    #[tabled(display = "opt")]
+    pub vcpu: Option<u32>,
+    #[tabled(display = "price_opt")]
+    pub price_per_hour: Option<f64>,
+    #[tabled(display = "opt_str")]
+    pub original_price: Option<String>,
+    pub as_of: String,
+    pub confidence: String,
+    pub status: String,
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or("-".into(), |x| x.to_string())
+}
+
+fn opt_str(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+fn price_opt(v: &Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.4}"))
+}
+
+pub fn rows(
+    c: &Catalog,
+    findings: &[Finding],
+    f: &Filters,
+    model: PricingModel,
+    currency: &str,
+) -> Result<Vec<CatalogRow>> {
+    let mut out = Vec::new();
+    let has = |hay: &str, needle: &Option<String>| {
+        needle
+            .as_ref()
+            .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
+    };
+    for (i, inst) in c.instances.iter().enumerate() {
+        let gpu = c.gpu(&inst.gpu);
+        let gname = gpu.map_or(inst.gpu.clone(), |g| g.name.clone());
+        if !has(&inst.provider, &f.provider)
+            || !has(&inst.region, &f.region)
+            || !(has(&inst.gpu, &f.gpu) || has(&gname, &f.gpu))
+        {
+            continue;
+        }
+        let mem = gpu.and_then(|g| g.memory_gb);
+        if let Some(min) = f.min_gpu_memory_gb
+            && mem.is_none_or(|m| m < min)
+        {
+            continue;
+        }
+        let price = inst.prices.get(&model);
+        let converted = match price {
+            Some(p) => c.convert(p.amount, &p.currency, currency).ok(),
+            None => None,
+        };
+        let mine: Vec<&Finding> = findings
+            .iter()
+            .filter(|x| x.path.starts_with(&format!("instances[{i}]")))
+            .collect();
+        let status = if mine.iter().any(|x| x.severity == Severity::Error) {
+            "ERROR (not ranked)".to_string()
+        } else if !mine.is_empty() {
+            "warning".to_string()
+        } else if price.is_none() {
+            format!("no {} price", model.name())
+        } else {
+            "ok".to_string()
+        };
+        out.push(CatalogRow {
+            provider: inst.provider.clone(),
+            instance_type: inst.instance_type.clone(),
+            region: inst.region.clone(),
+            gpus: format!("{} x {}", inst.gpu_count, gname),
+            gpu_memory_gb: mem,
+            vcpu: inst.vcpu,
+            price_per_hour: converted,
+            original_price: price
+                .filter(|p| p.currency != currency)
+                .map(|p| format!("{} {}", p.amount, p.currency)),
+            as_of: inst.as_of.clone(),
+            confidence: format!("{:?}", inst.confidence).to_lowercase(),
+            status,
+        });
+    }
+    Ok(out)
+}
+
+pub fn table(rows: &[CatalogRow], c: &Catalog, currency: &str) -> String {
+    let rate = &c.currencies[currency];
+    format!(
+        "{}\nprices per hour in {currency}; conversion at {} {currency} per USD as of {} ({})",
+        Table::new(rows).with(Style::rounded()),
+        rate.per_usd,
+        rate.as_of,
+        rate.source
+    )
+}

@@ -1,0 +1,253 @@
+//! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
+
+use crate::rank::{RankReport, Source};
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+fn hours(h: f64) -> String {
+    if h >= 48.0 {
+        format!("{:.1} d", h / 24.0)
+    } else if h >= 1.0 {
+        format!("{h:.2} h")
+    } else {
+        format!("{:.1} min", h * 60.0)
+    }
+}
+
+fn money(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+fn basis(s: Source) -> &'static str {
+    match s {
+        Source::Measured => "measured",
+        Source::Estimated => "estimated",
+        Source::Assumed => "assumed",
+    }
+}
+
+#[derive(Tabled)]
+struct Row {
+    #[tabled(rename = "#")]
+    rank: usize,
+    instance: String,
+    gpus: String,
+    figures: String,
+    #[tabled(rename = "price/h")]
+    price: String,
+    #[tabled(rename = "time/job")]
+    time: String,
+    #[tabled(rename = "cost/job")]
+    cost: String,
+    #[tabled(rename = "jobs per 1000")]
+    value: String,
+    budget: String,
+    notes: String,
+}
+
+fn figures_text(r: &crate::rank::RankRow) -> String {
+    let mut s = format!("[{}]", basis(r.basis));
+    for f in &r.figures {
+        s.push_str(&format!("\n{} {:.0} {}", f.figure, f.value, f.unit));
+        if f.source != Source::Measured {
+            s.push_str(&format!(" ({})", basis(f.source)));
+        }
+    }
+    s
+}
+
+/// Heading lines shared by the table and Markdown forms.
+fn heading(r: &RankReport) -> Vec<String> {
+    let mut v = vec![
+        format!("Scenario {}: {}", r.scenario.id, r.scenario.description),
+        format!("Job: {}", r.job),
+    ];
+    if let Some(j) = &r.scenario.job {
+        v.push(format!("Assumption: {}", j.assumption));
+    }
+    v.push(format!(
+        "Prices: {} in {} ({})",
+        r.pricing, r.currency, r.currency_rate
+    ));
+    for e in &r.efficiencies {
+        v.push(format!(
+            "Efficiency for estimates, {}: {:.2} ({}: {})",
+            e.figure, e.factor, e.origin, e.basis
+        ));
+    }
+    v
+}
+
+pub fn table(r: &RankReport) -> String {
+    let rows: Vec<Row> = r
+        .rows
+        .iter()
+        .map(|x| Row {
+            rank: x.rank,
+            instance: format!("{} {}\n{}", x.provider, x.instance_type, x.region),
+            gpus: format!("{} x {}", x.gpu_count, x.gpu_name),
+            figures: figures_text(x),
+            price: format!(
+                "{} {}\n{} ({})",
+                money(x.price_per_hour),
+                x.currency,
+                x.price_as_of,
+                x.price_confidence
+            ),
+            time: hours(x.hours_per_job),
+            cost: format!("{} {}", money(x.cost_per_job), x.currency),
+            value: format!("{:.2}", 1000.0 * x.jobs_per_currency_unit),
+            budget: match (x.budget_hours, x.budget_jobs) {
+                (Some(h), Some(j)) => format!("{} / {j:.2} jobs", hours(h)),
+                _ => "-".into(),
+            },
+            notes: x.warnings.join("; "),
+        })
+        .collect();
+    let mut out = heading(r).join("\n");
+    out.push('\n');
+    out.push_str(&Table::new(rows).with(Style::rounded()).to_string());
+    out.push('\n');
+    out.push_str(&machines_text(r));
+    if !r.excluded.is_empty() {
+        out.push_str(&format!("\nNot ranked ({}):\n", r.excluded.len()));
+        for e in &r.excluded {
+            out.push_str(&format!("  {}: {}\n", e.instance, e.reason));
+        }
+    }
+    out
+}
+
+fn machines_text(r: &RankReport) -> String {
+    let mut out = String::new();
+    for m in &r.machines {
+        let place = match (m.hours_per_job, m.instances_faster) {
+            (Some(h), Some(faster)) => {
+                format!(
+                    "{} per job; {faster} of {} ranked instances are faster",
+                    hours(h),
+                    r.ranked_total
+                )
+            }
+            _ => "a figure this scenario needs was not measured".into(),
+        };
+        let cat = match &m.catalog_gpu {
+            Some(g) => format!("catalog GPU {g}"),
+            None => "not in catalog".into(),
+        };
+        out.push_str(&format!(
+            "Measured machine: {}{} ({cat}, {}): {place}\n",
+            m.adapter,
+            if m.software {
+                " [software adapter]"
+            } else {
+                ""
+            },
+            m.file
+        ));
+    }
+    out
+}
+
+pub fn markdown(r: &RankReport) -> String {
+    let mut out = String::new();
+    for l in heading(r) {
+        out.push_str(&format!("{l}  \n"));
+    }
+    out.push_str(&format!(
+        "\n| # | instance | region | GPUs | basis | price/h ({c}) | time/job | cost/job ({c}) | jobs per 1000 {c} |\n|---|---|---|---|---|---|---|---|---|\n",
+        c = r.currency
+    ));
+    for x in &r.rows {
+        out.push_str(&format!(
+            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {:.2} |\n",
+            x.rank,
+            x.provider,
+            x.instance_type,
+            x.region,
+            x.gpu_count,
+            x.gpu_name,
+            basis(x.basis),
+            money(x.price_per_hour),
+            hours(x.hours_per_job),
+            money(x.cost_per_job),
+            1000.0 * x.jobs_per_currency_unit
+        ));
+    }
+    let m = machines_text(r);
+    if !m.is_empty() {
+        out.push('\n');
+        for l in m.lines() {
+            out.push_str(&format!("{l}  \n"));
+        }
+    }
+    out
+}
+
+pub fn csv(r: &RankReport) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "provider",
+        "instance_type",
+        "region",
+        "gpu",
+        "gpu_count",
+        "basis",
+        "pricing",
+        "currency",
+        "price_per_hour",
+        "hours_per_job",
+        "cost_per_job",
+        "jobs_per_currency_unit",
+        "budget_hours",
+        "budget_jobs",
+        "price_as_of",
+        "price_confidence",
+        "figures",
+        "warnings",
+    ])?;
+    for x in &r.rows {
+        let figs: Vec<String> = x
+            .figures
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}={:.6} {} ({})",
+                    f.figure,
+                    f.value,
+                    f.unit,
+                    basis(f.source)
+                )
+            })
+            .collect();
+        w.write_record([
+            x.rank.to_string(),
+            x.provider.clone(),
+            x.instance_type.clone(),
+            x.region.clone(),
+            x.gpu.clone(),
+            x.gpu_count.to_string(),
+            basis(x.basis).to_string(),
+            x.pricing.clone(),
+            x.currency.clone(),
+            format!("{}", x.price_per_hour),
+            format!("{}", x.hours_per_job),
+            format!("{}", x.cost_per_job),
+            format!("{}", x.jobs_per_currency_unit),
+            x.budget_hours.map(|v| v.to_string()).unwrap_or_default(),
+            x.budget_jobs.map(|v| v.to_string()).unwrap_or_default(),
+            x.price_as_of.clone(),
+            x.price_confidence.clone(),
+            figs.join("; "),
+            x.warnings.join("; "),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

@@ -1,0 +1,183 @@
+//! Ranking arithmetic against hand-computed values, on a small constructed catalog; and a
+//! golden Markdown output that must stay stable.
+
+use gpuvalue::catalog::{Catalog, PricingModel};
+use gpuvalue::rank::{Filters, RankOptions, Source, rank};
+use gpuvalue::results::ResultsFile;
+use gpuvalue::scenario::ScenarioFile;
+
+const CATALOG: &str = r#"{
+  "schema_version": 1,
+  "currencies": {
+    "USD": {"per_usd": 1.0, "as_of": "2026-01-01", "source": "base"},
+    "CNY": {"per_usd": 7.0, "as_of": "2026-01-01", "source": "test rate"}
+  },
+  "gpus": [
+    {"id": "g1", "vendor": "Test", "name": "G1", "aliases": ["Test GPU One"],
+     "fp32_tflops": 10, "fp64_vector_tflops": 5, "fp64_matrix_tflops": null, "fp16_tensor_tflops": 100,
+     "memory_gb": 32, "bandwidth_gbps": 1000, "tdp_w": 300, "source": "test", "as_of": "2026-01"},
+    {"id": "small", "vendor": "Test", "name": "Small", "aliases": [],
+     "fp32_tflops": 100, "fp64_vector_tflops": 5, "fp64_matrix_tflops": null, "fp16_tensor_tflops": 100,
+     "memory_gb": 8, "bandwidth_gbps": 1000, "tdp_w": 300, "source": "test", "as_of": "2026-01"}
+  ],
+  "instances": [
+    {"provider": "p", "instance_type": "one", "region": "r1", "gpu": "g1", "gpu_count": 1, "vcpu": 8, "ram_gib": 64,
+     "prices": {"on_demand": {"amount": 2.0, "currency": "USD", "per": "hour"},
+                "spot": {"amount": 1.0, "currency": "USD", "per": "hour"}},
+     "source": "test", "as_of": "2026-01", "confidence": "high"},
+    {"provider": "q", "instance_type": "two", "region": "r2", "gpu": "g1", "gpu_count": 2, "vcpu": 16, "ram_gib": 128,
+     "prices": {"on_demand": {"amount": 14.0, "currency": "CNY", "per": "hour"}},
+     "source": "test", "as_of": "2026-01", "confidence": "low"},
+    {"provider": "p", "instance_type": "tiny", "region": "r1", "gpu": "small", "gpu_count": 1, "vcpu": 8, "ram_gib": 64,
+     "prices": {"on_demand": {"amount": 0.1, "currency": "USD", "per": "hour"}},
+     "source": "test", "as_of": "2026-01", "confidence": "high"},
+    {"provider": "p", "instance_type": "bad", "region": "r1", "gpu": "g1", "gpu_count": 1, "vcpu": 8, "ram_gib": 64,
+     "prices": {"on_demand": {"amount": 0.0, "currency": "USD", "per": "hour"}},
+     "source": "test", "as_of": "2026-01", "confidence": "high"}
+  ]
+}"#;
+
+const SCENARIOS: &str = r#"{"schema_version": 1, "scenarios": [
+  {"id": "flops", "description": "FP32 work", "min_gpu_memory_gb": 16,
+   "job": {"name": "3.6e15 FLOP", "assumption": "test"},
+   "terms": [{"figure": "matmul_f32", "work": 3.6e15, "unit": "FLOP"}]}
+]}"#;
+
+fn opts(pricing: PricingModel, currency: &str, budget: Option<f64>) -> RankOptions {
+    RankOptions {
+        pricing,
+        currency: currency.into(),
+        top: None,
+        budget,
+        filters: Filters::default(),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// The lavapipe fixture renamed to a catalog GPU with a chosen FP32 figure.
+fn results_for(adapter: &str, software: bool, gflops: f64) -> ResultsFile {
+    let mut v: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/results-lavapipe.json")).unwrap();
+    v["adapter"]["name"] = adapter.into();
+    v["adapter"]["software"] = software.into();
+    for p in v["probes"].as_array_mut().unwrap() {
+        if p["probe"] == "matmul_f32" {
+            for k in ["median", "min", "max", "mean"] {
+                p["value"][k] = gflops.into();
+            }
+        }
+    }
+    ResultsFile::parse(&v.to_string()).unwrap()
+}
+
+#[test]
+fn estimates_costs_currency_spot_and_budget_by_hand() {
+    let c = Catalog::parse(CATALOG, "test.json").unwrap();
+    let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
+    let sc = s.get("flops").unwrap();
+    let f = c.check();
+    // Estimate: 10 TFLOPS x 0.35 = 3500 GFLOPS; 3.6e15 / 3.5e12 = 1028.571 s = 0.285714 h.
+    let r = rank(
+        &c,
+        &f,
+        sc,
+        &[],
+        &opts(PricingModel::OnDemand, "USD", Some(10.0)),
+    )
+    .unwrap();
+    let h1 = 3.6e15 / 3.5e12 / 3600.0;
+    assert_eq!(r.rows.len(), 2, "{:?}", r.rows);
+    // "two": 2 GPUs halve the time; 14 CNY at 7 CNY/USD = 2 USD/h.
+    let two = &r.rows[0];
+    assert_eq!((two.instance_type.as_str(), two.rank), ("two", 1));
+    assert!(close(two.hours_per_job, h1 / 2.0));
+    assert!(close(two.price_per_hour, 2.0));
+    assert!(close(two.cost_per_job, h1));
+    assert!(close(two.jobs_per_currency_unit, 1.0 / h1));
+    let one = &r.rows[1];
+    assert!(close(one.cost_per_job, 2.0 * h1));
+    assert!(close(one.budget_hours.unwrap(), 5.0));
+    assert!(close(one.budget_jobs.unwrap(), 5.0 / h1));
+    assert_eq!(one.basis, Source::Estimated);
+    // The 8 GB GPU is below the scenario's 16 GB; the zero price is a catalog error.
+    assert!(
+        r.excluded
+            .iter()
+            .any(|e| e.instance == "p/tiny/r1" && e.reason.contains("16 GB"))
+    );
+    assert!(
+        r.excluded
+            .iter()
+            .any(|e| e.instance == "p/bad/r1" && e.reason.contains("catalog error"))
+    );
+    // Spot: only "one" has a spot price (1 USD/h); in CNY at 7 per USD.
+    let r = rank(&c, &f, sc, &[], &opts(PricingModel::Spot, "CNY", None)).unwrap();
+    assert_eq!(r.rows.len(), 1);
+    assert!(close(r.rows[0].price_per_hour, 7.0));
+    assert!(close(r.rows[0].cost_per_job, 7.0 * h1));
+    assert!(
+        r.excluded
+            .iter()
+            .any(|e| e.instance == "q/two/r2" && e.reason.contains("no spot price"))
+    );
+}
+
+#[test]
+fn measured_figures_replace_estimates_and_set_the_efficiency() {
+    let c = Catalog::parse(CATALOG, "test.json").unwrap();
+    let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
+    let sc = s.get("flops").unwrap();
+    let results = vec![
+        (
+            "g1.json".to_string(),
+            results_for("Test GPU One", false, 5000.0),
+        ),
+        (
+            "cpu.json".to_string(),
+            results_for("llvmpipe (LLVM 15.0.6, 256 bits)", true, 50.0),
+        ),
+    ];
+    let r = rank(
+        &c,
+        &c.check(),
+        sc,
+        &results,
+        &opts(PricingModel::OnDemand, "USD", None),
+    )
+    .unwrap();
+    // 5000 GFLOPS measured on a 10 TFLOPS GPU: efficiency 0.5 derived.
+    assert!(close(r.efficiencies[0].factor, 0.5));
+    assert_eq!(r.efficiencies[0].origin, "derived");
+    let one = r.rows.iter().find(|x| x.instance_type == "one").unwrap();
+    assert_eq!(one.basis, Source::Measured);
+    assert!(close(one.hours_per_job, 3.6e15 / 5e12 / 3600.0));
+    // The software adapter is listed as a machine not in the catalog, with its time per job.
+    let cpu = r.machines.iter().find(|m| m.software).unwrap();
+    assert!(cpu.catalog_gpu.is_none());
+    assert!(close(cpu.hours_per_job.unwrap(), 3.6e15 / 50e9 / 3600.0));
+    assert_eq!(cpu.instances_faster, Some(2));
+}
+
+#[test]
+fn golden_markdown_is_stable() {
+    let c = Catalog::parse(CATALOG, "test.json").unwrap();
+    let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
+    let r = rank(
+        &c,
+        &c.check(),
+        s.get("flops").unwrap(),
+        &[],
+        &opts(PricingModel::OnDemand, "USD", None),
+    )
+    .unwrap();
+    let got = gpuvalue::report::rank::markdown(&r);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/rank_flops.md");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(path).expect("golden file (UPDATE_GOLDEN=1 writes it)");
+    assert_eq!(got, want);
+}
