@@ -193,7 +193,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     } else if a.output.markdown {
         print!("{}", report::rank::markdown(&r));
     } else {
-        println!("{}", report::rank::table(&r));
+        println!("{}", report::rank::table(&r, true));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -232,7 +232,7 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     };
     for s in &scenarios.scenarios {
         let r = rank::rank(&c, &findings, s, &results, &opts)?;
-        println!("{}", report::rank::table(&r));
+        println!("{}", report::rank::table(&r, false));
     }
     println!(
         "Figures marked estimated are datasheet peaks x efficiency; bench a cloud GPU with \

@@ -84,7 +84,9 @@ fn heading(r: &RankReport) -> Vec<String> {
     v
 }
 
-pub fn table(r: &RankReport) -> String {
+/// The ranking as a terminal table; `list_excluded` lists every instance not ranked (else
+/// one line counts them).
+pub fn table(r: &RankReport, list_excluded: bool) -> String {
     let rows: Vec<Row> = r
         .rows
         .iter()
@@ -115,11 +117,17 @@ pub fn table(r: &RankReport) -> String {
     out.push_str(&Table::new(rows).with(Style::rounded()).to_string());
     out.push('\n');
     out.push_str(&machines_text(r));
-    if !r.excluded.is_empty() {
+    if !r.excluded.is_empty() && list_excluded {
         out.push_str(&format!("\nNot ranked ({}):\n", r.excluded.len()));
         for e in &r.excluded {
             out.push_str(&format!("  {}: {}\n", e.instance, e.reason));
         }
+    } else if !r.excluded.is_empty() {
+        out.push_str(&format!(
+            "{} catalog instances not ranked (no price of this kind, missing figures, catalog errors): `gpuvalue rank --scenario {}` lists them\n",
+            r.excluded.len(),
+            r.scenario.id
+        ));
     }
     out
 }
