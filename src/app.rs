@@ -83,12 +83,34 @@ fn show(a: cli::ShowArgs) -> Result<ExitCode> {
 
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
 pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
+    let is_csv = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let csv = |p: &std::path::Path| -> Result<Catalog> {
+        let Some(as_of) = src.csv_as_of.as_deref().filter(|s| !s.trim().is_empty()) else {
+            bail!(
+                "{}: CSV catalogs carry no date, and an undated price is not used; give --csv-as-of YYYY-MM-DD (when the prices were read)",
+                p.display()
+            );
+        };
+        crate::catalog_csv::import(p, as_of)
+    };
     let mut c = match &src.catalog {
+        // A CSV replaces the instances; GPUs and currencies stay the embedded ones.
+        Some(p) if is_csv(p) => {
+            let mut base = Catalog::embedded();
+            base.instances.clear();
+            base.origins.clear();
+            base.extend(csv(p)?);
+            base
+        }
         Some(p) => Catalog::load(p)?,
         None => Catalog::embedded(),
     };
     for p in &src.catalog_add {
-        c.extend(Catalog::load(p)?);
+        c.extend(if is_csv(p) {
+            csv(p)?
+        } else {
+            Catalog::load(p)?
+        });
     }
     Ok(c)
 }
@@ -108,8 +130,22 @@ fn filters(f: &cli::FilterArgs) -> Result<Filters> {
 }
 
 fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
-    if let Some(cli::CatalogAction::Check { file }) = &a.action {
-        let c = Catalog::load(file)?;
+    if let Some(cli::CatalogAction::Check { file, csv_as_of }) = &a.action {
+        let c = if file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+        {
+            let mut base = Catalog::embedded();
+            base.instances.clear();
+            base.origins.clear();
+            base.extend(crate::catalog_csv::import(
+                file,
+                csv_as_of.as_deref().unwrap_or(""),
+            )?);
+            base
+        } else {
+            Catalog::load(file)?
+        };
         let findings = c.check();
         for f in &findings {
             println!("{f}");

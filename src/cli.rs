@@ -41,9 +41,14 @@ pub struct CatalogSource {
     /// Use this catalog file instead of the embedded one.
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
-    /// Add (or replace by id/key) entries from these catalog files.
+    /// Add (or replace by id/key) entries from these catalog files. Files ending in .csv
+    /// are imported as SkyPilot-style CSV catalogs (columns found by header name).
     #[arg(long, value_name = "FILE")]
     pub catalog_add: Vec<PathBuf>,
+    /// The date the prices of CSV catalogs were read (CSV files carry none, and an undated
+    /// price is not used), e.g. 2026-11-29.
+    #[arg(long, value_name = "DATE")]
+    pub csv_as_of: Option<String>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -85,8 +90,12 @@ pub enum CatalogAction {
     /// Check a catalog file: errors (rows that cannot be used) and warnings (suspect rows),
     /// each naming file, row and field. Exit status 1 when there are errors.
     Check {
-        /// Catalog file (JSON) to check on its own.
+        /// Catalog file to check on its own: JSON, or a SkyPilot-style CSV (checked against
+        /// the embedded GPUs and currencies).
         file: PathBuf,
+        /// When a CSV's prices were read (without it every CSV row is reported undated).
+        #[arg(long, value_name = "DATE")]
+        csv_as_of: Option<String>,
     },
 }
 

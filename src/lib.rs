@@ -4,6 +4,7 @@
 pub mod app;
 pub mod bench;
 pub mod catalog;
+pub mod catalog_csv;
 pub mod cli;
 pub mod gpu;
 pub mod host;

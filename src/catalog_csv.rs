@@ -1,0 +1,347 @@
+//! Import of SkyPilot-style CSV catalogs (`catalogs/v8/<cloud>/vms.csv`): columns are found
+//! by header name (their order differs per cloud): InstanceType, AcceleratorName,
+//! AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region, AvailabilityZone.
+//!
+//! One row per availability zone becomes one instance per (type, region): on-demand is the
+//! zones' lowest price, spot the zones' median (one zone's outlier must not set the price).
+//! GCP lists the host VM and its GPUs as separate rows: a GPU-only row (accelerator, no
+//! instance type) is added to the host rows of its region whose machine family carries that
+//! GPU and count (`a2-highgpu-2g` + 2 x A100). Names that do not say which GPU model is meant
+//! (`A100-80GB`: SXM or PCIe?) become an unknown GPU id, which `check` reports as an error:
+//! such a row is never ranked until a `--catalog-add` JSON row says which GPU it is.
+
+use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
+use anyhow::{Context, Result, bail};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// SkyPilot accelerator names that identify one catalog GPU.
+const GPU_NAMES: &[(&str, &str)] = &[
+    ("T4", "t4"),
+    ("A10G", "a10g"),
+    ("A10", "a10"),
+    ("L4", "l4"),
+    ("L40S", "l40s"),
+    ("A100", "a100-40gb-sxm"),
+    ("H100", "h100-sxm"),
+    ("H200", "h200-sxm"),
+    ("MI300X", "mi300x"),
+    ("V100-32GB", "v100-sxm2-32gb"),
+];
+
+/// GCP machine families and the accelerator they carry; the count is the `-<n>g` suffix.
+const GCP_FAMILIES: &[(&str, &str)] = &[
+    ("a2-highgpu-", "A100"),
+    ("a2-megagpu-", "A100"),
+    ("a2-ultragpu-", "A100-80GB"),
+    ("a3-highgpu-", "H100"),
+    ("a3-megagpu-", "H100-MEGA"),
+];
+
+fn gpu_id(accel: &str) -> String {
+    GPU_NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(accel))
+        .map(|(_, id)| id.to_string())
+        .unwrap_or_else(|| format!("ambiguous-or-unknown:{accel}"))
+}
+
+#[derive(Debug, Clone)]
+struct Row {
+    line: usize,
+    instance: String,
+    accel: String,
+    count: Option<f64>,
+    vcpu: Option<f64>,
+    mem: Option<f64>,
+    price: Option<f64>,
+    spot: Option<f64>,
+    region: String,
+    zone: String,
+}
+
+fn num(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() { None } else { t.parse().ok() }
+}
+
+/// Imports a CSV file. `provider` defaults to the file's parent directory name (SkyPilot's
+/// layout), else its stem.
+pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
+    let name = path.display().to_string();
+    let provider = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|s| s.to_string_lossy().to_string())
+        .filter(|s| !s.is_empty() && s != ".")
+        .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "csv".into());
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .with_context(|| format!("cannot read CSV catalog {name}"))?;
+    let headers = rdr
+        .headers()
+        .with_context(|| format!("{name}: no header line"))?
+        .clone();
+    let col = |h: &str| {
+        headers
+            .iter()
+            .position(|x| x.trim().eq_ignore_ascii_case(h))
+    };
+    let need = |h: &str| {
+        col(h).with_context(|| {
+            format!(
+                "{name}: no `{h}` column in the header ({})",
+                headers.iter().collect::<Vec<_>>().join(",")
+            )
+        })
+    };
+    let (c_type, c_acc, c_cnt, c_price, c_region) = (
+        need("InstanceType")?,
+        need("AcceleratorName")?,
+        need("AcceleratorCount")?,
+        need("Price")?,
+        need("Region")?,
+    );
+    let (c_spot, c_vcpu, c_mem, c_zone) = (
+        col("SpotPrice"),
+        col("vCPUs"),
+        col("MemoryGiB"),
+        col("AvailabilityZone"),
+    );
+    let mut rows = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.with_context(|| format!("{name}: line {line}: malformed CSV"))?;
+        let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
+        let price_text = get(Some(c_price));
+        if !price_text.is_empty() && num(&price_text).is_none() {
+            bail!("{name}: line {line}, column Price: expected a number, found {price_text:?}");
+        }
+        rows.push(Row {
+            line,
+            instance: get(Some(c_type)),
+            accel: get(Some(c_acc)),
+            count: num(&get(Some(c_cnt))),
+            vcpu: num(&get(c_vcpu)),
+            mem: num(&get(c_mem)),
+            price: num(&price_text),
+            spot: num(&get(c_spot)),
+            region: get(Some(c_region)),
+            zone: get(c_zone),
+        });
+    }
+    // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
+    let gpu_only: Vec<Row> = rows
+        .iter()
+        .filter(|r| r.instance.is_empty() && !r.accel.is_empty())
+        .cloned()
+        .collect();
+    let mut complete: Vec<(Row, String)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.instance.is_empty()) {
+        if !r.accel.is_empty() {
+            complete.push((r.clone(), String::new()));
+            continue;
+        }
+        let family = GCP_FAMILIES.iter().find(|(f, _)| r.instance.starts_with(f));
+        let Some((_, accel)) = family else { continue };
+        let n: Option<f64> = r
+            .instance
+            .rsplit('-')
+            .next()
+            .and_then(|s| s.strip_suffix('g'))
+            .and_then(|s| s.parse().ok());
+        let gpu = gpu_only.iter().find(|g| {
+            g.accel.eq_ignore_ascii_case(accel)
+                && g.count == n
+                && g.region == r.region
+                && (g.zone.is_empty() || r.zone.is_empty() || g.zone == r.zone)
+        });
+        if let Some(g) = gpu {
+            let mut m = r.clone();
+            m.accel = g.accel.clone();
+            m.count = g.count;
+            m.price = r.price.zip(g.price).map(|(a, b)| a + b);
+            m.spot = r.spot.zip(g.spot).map(|(a, b)| a + b);
+            let note = format!(
+                "host price + GPU price (lines {} and {}), summed",
+                r.line, g.line
+            );
+            complete.push((m, note));
+        }
+    }
+    // One instance per (type, region).
+    let mut groups: BTreeMap<(String, String), Vec<(Row, String)>> = BTreeMap::new();
+    for (r, note) in complete {
+        groups
+            .entry((r.instance.clone(), r.region.clone()))
+            .or_default()
+            .push((r, note));
+    }
+    let mut instances = Vec::new();
+    for ((ty, region), rs) in groups {
+        let first = &rs[0].0;
+        let mut prices = BTreeMap::new();
+        let mut od: Vec<f64> = rs.iter().filter_map(|(r, _)| r.price).collect();
+        od.sort_by(f64::total_cmp);
+        if let Some(&p) = od.first() {
+            prices.insert(
+                PricingModel::OnDemand,
+                Price {
+                    amount: p,
+                    currency: "USD".into(),
+                    per: "hour".into(),
+                },
+            );
+        }
+        let mut spot: Vec<f64> = rs.iter().filter_map(|(r, _)| r.spot).collect();
+        spot.sort_by(f64::total_cmp);
+        if !spot.is_empty() {
+            let med = spot[spot.len() / 2];
+            prices.insert(
+                PricingModel::Spot,
+                Price {
+                    amount: med,
+                    currency: "USD".into(),
+                    per: "hour".into(),
+                },
+            );
+        }
+        let mut notes = vec![format!(
+            "lines {}",
+            rs.iter()
+                .map(|(r, _)| r.line.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )];
+        if spot.len() > 1 {
+            notes.push(format!(
+                "spot: median of {} zones ({:.4}..{:.4})",
+                spot.len(),
+                spot[0],
+                spot[spot.len() - 1]
+            ));
+        }
+        notes.extend(
+            rs.iter()
+                .map(|(_, n)| n.clone())
+                .filter(|n| !n.is_empty())
+                .take(1),
+        );
+        instances.push(Instance {
+            provider: provider.clone(),
+            instance_type: ty,
+            region,
+            gpu: gpu_id(&first.accel),
+            gpu_count: first.count.map_or(0, |c| c as u32),
+            vcpu: first.vcpu.map(|v| v as u32),
+            ram_gib: first.mem,
+            gpu_memory_gb: None,
+            prices,
+            source: format!("imported from {name}"),
+            as_of: as_of.to_string(),
+            confidence: Confidence::Medium,
+            notes: Some(notes.join("; ")),
+        });
+    }
+    let n = instances.len();
+    Ok(Catalog {
+        schema_version: crate::catalog::SCHEMA_VERSION,
+        description: Some(format!("imported from {name}")),
+        currencies: BTreeMap::new(),
+        gpus: Vec::new(),
+        instances,
+        origins: vec![name; n],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let d = dir.join("aws");
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn columns_by_header_zones_merged_and_faults_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        // Column order differs from SkyPilot's AWS file on purpose.
+        let p = write(
+            dir.path(),
+            "vms.csv",
+            "Region,AvailabilityZone,InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice\n\
+             us-east-1,use1-az1,p4d.24xlarge,A100,8,96,1152,,21.957642,7.88\n\
+             us-east-1,use1-az2,p4d.24xlarge,A100,8,96,1152,,21.957642,8.19\n\
+             us-east-1,use1-az3,p4d.24xlarge,A100,8,96,1152,,21.957642,2.4655\n\
+             eastus,z1,Standard_ND96isr_H100_v5,H100,12,96,1900,,98.32,98.32\n\
+             eastus,z1,Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.673,0.444433\n",
+        );
+        let mut c = Catalog::embedded();
+        c.instances.clear();
+        c.origins.clear();
+        c.extend(import(&p, "2026-11").unwrap());
+        let p4d = c
+            .instances
+            .iter()
+            .find(|i| i.instance_type == "p4d.24xlarge")
+            .unwrap();
+        assert_eq!(p4d.provider, "aws");
+        assert_eq!((p4d.gpu.as_str(), p4d.gpu_count), ("a100-40gb-sxm", 8));
+        // Median of the zones, not the 2.4655 outlier.
+        assert_eq!(p4d.prices[&PricingModel::Spot].amount, 7.88);
+        let f: Vec<String> = c.check().iter().map(|x| x.to_string()).collect();
+        assert!(
+            f.iter()
+                .any(|x| x.contains("Standard_ND96isr_H100_v5") && x.contains("no spot data")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|x| x.contains("Standard_NC24ads_A100_v4") && x.contains("unknown GPU id")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn gcp_host_and_gpu_rows_are_summed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "gcp.csv",
+            "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
+             a2-highgpu-1g,,,12,85,0.73948,0.2,us-central1,us-central1-a\n\
+             ,A100,1,,,2.93391,1.60385,us-central1,us-central1-a\n\
+             ,A100,2,,,5.86782,3.2077,us-central1,us-central1-a\n",
+        );
+        let c = import(&p, "2026-11").unwrap();
+        assert_eq!(c.instances.len(), 1);
+        let a2 = &c.instances[0];
+        assert_eq!((a2.gpu.as_str(), a2.gpu_count), ("a100-40gb-sxm", 1));
+        assert!((a2.prices[&PricingModel::OnDemand].amount - 3.67339).abs() < 1e-9);
+        assert!((a2.prices[&PricingModel::Spot].amount - 1.80385).abs() < 1e-9);
+    }
+
+    #[test]
+    fn missing_columns_and_bad_numbers_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "a.csv", "InstanceType,Price,Region\nx,1,r\n");
+        let e = import(&p, "2026").unwrap_err().to_string();
+        assert!(e.contains("AcceleratorName"), "{e}");
+        let p = write(
+            dir.path(),
+            "b.csv",
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nx,T4,1,cheap,r\n",
+        );
+        let e = import(&p, "2026").unwrap_err().to_string();
+        assert!(
+            e.contains("line 2") && e.contains("Price") && e.contains("cheap"),
+            "{e}"
+        );
+    }
+}
