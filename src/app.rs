@@ -189,6 +189,24 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Errors in rows that came from the user's files stop the command (listing each), unless
+/// the user asked to skip such rows. The embedded catalog is checked by the tests.
+fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Result<()> {
+    let bad: Vec<String> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error && f.file != "embedded catalog")
+        .map(|f| f.to_string())
+        .collect();
+    if bad.is_empty() || skip {
+        return Ok(());
+    }
+    bail!(
+        "{} error(s) in the given catalog files (rerun with --skip-bad-rows to rank without those rows):\n{}",
+        bad.len(),
+        bad.join("\n")
+    )
+}
+
 fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
     paths
         .iter()
@@ -221,6 +239,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let results = load_results(&a.results)?;
     let opts = rank_options(&a.settings)?;
     let findings = c.check();
+    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
     if a.output.json {
         println!("{}", serde_json::to_string_pretty(&r)?);

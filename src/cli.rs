@@ -133,6 +133,10 @@ pub struct RankSettings {
     /// What this amount (in --currency) buys on each instance: hours and jobs finished.
     #[arg(long, value_name = "AMOUNT")]
     pub budget: Option<f64>,
+    /// Rank even when --catalog/--catalog-add files have rows with errors (those rows are
+    /// left out and listed); without it such files are refused.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
 }
 
 #[derive(Args, Debug)]

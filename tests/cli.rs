@@ -334,3 +334,35 @@ fn rank_outputs_and_errors() {
         stderr(&o)
     );
 }
+
+#[test]
+fn rank_refuses_user_catalogs_with_bad_rows_unless_told_to_skip_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("extra.json");
+    std::fs::write(
+        &p,
+        r#"{"schema_version": 1, "instances": [{"provider": "mine", "instance_type": "box", "region": "home",
+            "gpu": "h100-sxm", "gpu_count": 1, "vcpu": 8, "ram_gib": 64, "source": "my invoice", "as_of": "2026-11",
+            "confidence": "high", "prices": {"on_demand": {"amount": -3, "currency": "USD", "per": "hour"}}}]}"#,
+    )
+    .unwrap();
+    let o = gpuvalue(&["rank", "--catalog-add", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("extra.json") && e.contains("prices.on_demand.amount") && e.contains("-3"),
+        "{e}"
+    );
+    let o = gpuvalue(&[
+        "rank",
+        "--catalog-add",
+        p.to_str().unwrap(),
+        "--skip-bad-rows",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("mine/box/home: catalog error"),
+        "{}",
+        stdout(&o)
+    );
+}
