@@ -200,7 +200,7 @@ pub struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "matmul,stream,transfer,latency"
+        default_value = "matmul,double,stream,transfer,latency"
     )]
     pub probes: Vec<ProbeKind>,
     /// Matrix sizes for the matmul probe, comma-separated: N (square) or MxNxK.

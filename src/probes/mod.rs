@@ -4,6 +4,7 @@
 pub mod latency;
 pub mod matmul;
 pub mod measure;
+pub mod precision;
 pub mod stream;
 pub mod transfer;
 
@@ -21,6 +22,9 @@ pub enum ProbeKind {
     Matmul,
     /// STREAM copy, scale, add, triad and a dot-product reduction (GB/s).
     Stream,
+    /// Double precision: emulated double-float (df64, after an on-adapter self-test) and
+    /// native f64 matmul (GFLOPS, with the error and effective bits).
+    Double,
     /// Host-to-device and device-to-host copies (GB/s).
     Transfer,
     /// Dispatch round trip and per-dispatch cost in a batch (microseconds).
@@ -28,8 +32,9 @@ pub enum ProbeKind {
 }
 
 impl ProbeKind {
-    pub const ALL: [ProbeKind; 4] = [
+    pub const ALL: [ProbeKind; 5] = [
         ProbeKind::Matmul,
+        ProbeKind::Double,
         ProbeKind::Stream,
         ProbeKind::Transfer,
         ProbeKind::Latency,
@@ -38,6 +43,7 @@ impl ProbeKind {
     pub fn name(self) -> &'static str {
         match self {
             ProbeKind::Matmul => "matmul",
+            ProbeKind::Double => "double",
             ProbeKind::Stream => "stream",
             ProbeKind::Transfer => "transfer",
             ProbeKind::Latency => "latency",
@@ -47,8 +53,9 @@ impl ProbeKind {
     /// Share of the run's time budget this probe may use.
     fn budget_share(self) -> f64 {
         match self {
-            ProbeKind::Matmul => 0.55,
-            ProbeKind::Stream => 0.25,
+            ProbeKind::Matmul => 0.45,
+            ProbeKind::Double => 0.2,
+            ProbeKind::Stream => 0.2,
             ProbeKind::Transfer => 0.1,
             ProbeKind::Latency => 0.1,
         }
@@ -83,6 +90,7 @@ pub struct Ctx<'a> {
 pub fn run(kind: ProbeKind, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     match kind {
         ProbeKind::Matmul => matmul::run(ctx, emit),
+        ProbeKind::Double => precision::run(ctx, emit),
         ProbeKind::Stream => stream::run(ctx, emit),
         ProbeKind::Transfer => transfer::run(ctx, emit),
         ProbeKind::Latency => latency::run(ctx, emit),

@@ -1,0 +1,84 @@
+// Double-float ("df64") arithmetic: a value is the unevaluated sum hi + lo of two f32 with
+// |lo| <= ulp(hi) / 2, about 48 significant bits. Functions work on vec4 lanes (four
+// independent values). u = 2^-24 below.
+//
+// WGSL lets compilers reassociate, contract and flush, which breaks these algorithms, so:
+// - `guard.one` is 1.0 read from a uniform buffer at run time; multiplying intermediate sums
+//   by it stops a compiler from folding (a + b) - a into b (Mesa does, otherwise). An
+//   `override` or literal 1.0 would be folded away.
+// - `guard.splitter` (4097 = 2^12 + 1) is read at run time for the same reason.
+// - The product is FMA-based only where the adapter's self-test showed a fused fma
+//   (USE_FMA); otherwise Dekker's split product, which needs no FMA.
+
+struct Guard { one: f32, splitter: f32, pad0: f32, pad1: f32 }
+@group(0) @binding(7) var<uniform> guard: Guard;
+
+override USE_FMA: bool = false;
+
+struct DF { hi: vec4<f32>, lo: vec4<f32> }
+
+// Knuth's TwoSum: s + e == a + b exactly, for any magnitudes (6 operations).
+fn two_sum(a: vec4<f32>, b: vec4<f32>) -> DF {
+    let s = (a + b) * guard.one;
+    let bb = (s - a) * guard.one;
+    let e = (a - (s - bb)) + (b - bb);
+    return DF(s, e);
+}
+
+// Dekker's FastTwoSum: s + e == a + b exactly when |a| >= |b| (3 operations).
+fn fast_two_sum(a: vec4<f32>, b: vec4<f32>) -> DF {
+    let s = (a + b) * guard.one;
+    let e = b - (s - a);
+    return DF(s, e);
+}
+
+// Veltkamp's split: a == hi + lo exactly, hi holding at most 12 significant bits.
+fn split(a: vec4<f32>) -> DF {
+    let c = guard.splitter * a;
+    let t = (c - a) * guard.one;
+    let hi = c - t;
+    return DF(hi, a - hi);
+}
+
+// Dekker's TwoProduct with Veltkamp splits: p + e == a * b exactly, no FMA (17 operations).
+fn two_prod_split(a: vec4<f32>, b: vec4<f32>) -> DF {
+    let p = a * b;
+    let x = split(a);
+    let y = split(b);
+    let e = ((x.hi * y.hi - p) + x.hi * y.lo + x.lo * y.hi) + x.lo * y.lo;
+    return DF(p, e);
+}
+
+// TwoProduct with a fused multiply-add: p + e == a * b exactly where fma rounds once.
+fn two_prod_fma(a: vec4<f32>, b: vec4<f32>) -> DF {
+    let p = a * b;
+    return DF(p, fma(a, b, -p));
+}
+
+fn two_prod(a: vec4<f32>, b: vec4<f32>) -> DF {
+    if (USE_FMA) {
+        return two_prod_fma(a, b);
+    }
+    return two_prod_split(a, b);
+}
+
+// Accurate double-float addition (TwoSum on both parts, two renormalisations): relative
+// error at most about 3u^2 (Joldes, Muller, Popescu 2017, "AccurateDWPlusDW").
+fn df_add(a: DF, b: DF) -> DF {
+    let s = two_sum(a.hi, b.hi);
+    let t = two_sum(a.lo, b.lo);
+    let u = fast_two_sum(s.hi, s.lo + t.hi);
+    return fast_two_sum(u.hi, u.lo + t.lo);
+}
+
+// Double-float product: relative error at most about 4u^2 (the cross terms' own rounding).
+fn df_mul(a: DF, b: DF) -> DF {
+    let p = two_prod(a.hi, b.hi);
+    let e = p.lo + (a.hi * b.lo + a.lo * b.hi);
+    return fast_two_sum(p.hi, e);
+}
+
+// a * b + c in double-float (a product then an accurate sum).
+fn df_fma(a: DF, b: DF, c: DF) -> DF {
+    return df_add(df_mul(a, b), c);
+}

@@ -1,0 +1,584 @@
+//! Double precision two ways: emulated double-float ("df64", two f32 per value, on every
+//! adapter) and native f64 (where the adapter has SHADER_F64).
+//!
+//! Before the df64 probe, a self-test checks the building blocks on the adapter itself
+//! (reassociation, fused FMA, split contraction, subnormal flushing); the kernels use the
+//! FMA-based or the split-based product accordingly, and where no exact product exists the
+//! probe fails with that reason instead of producing a misleading figure.
+
+use super::Ctx;
+use super::measure::{self, Plan, TimingInfo};
+use crate::gpu::Gpu;
+use crate::reference::{Dims, Rng};
+use crate::results::{ProbeResult, Status, Validation};
+use crate::stats::Summary;
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
+const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
+const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
+const MATMUL_F64_WGSL: &str = include_str!("../../shaders/matmul_f64.wgsl");
+
+/// Relative Frobenius error above which a double-precision product is wrong.
+pub const DF64_TOLERANCE: f64 = 1e-10;
+pub const F64_TOLERANCE: f64 = 1e-12;
+
+// ---------- host-side double-float ----------
+
+/// Splits an f64 into a double-float: hi = nearest f32, lo = nearest f32 to the rest.
+pub fn to_df(x: f64) -> (f32, f32) {
+    let hi = x as f32;
+    let lo = (x - f64::from(hi)) as f32;
+    (hi, lo)
+}
+
+/// The value a double-float stands for.
+pub fn from_df(hi: f32, lo: f32) -> f64 {
+    f64::from(hi) + f64::from(lo)
+}
+
+// ---------- self-test ----------
+
+/// What the self-test found on this adapter; recorded in the results file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SelfTest {
+    /// TwoSum(1, 2^-30) kept its error term (no reassociation).
+    pub two_sum_exact: bool,
+    /// fma(1+2^-12, 1+2^-12, -(1+2^-11)) == 2^-24 (fma rounds once).
+    pub fma_fused: bool,
+    /// Veltkamp split hi has at most 12 significant bits and hi + lo == a (no contraction).
+    pub split_exact: bool,
+    /// A subnormal times 1.0 survived (no flush to zero).
+    pub subnormals_kept: bool,
+    /// The product the kernels will use is exact on random operands.
+    pub product_exact: bool,
+    pub split_product_exact: bool,
+    /// Largest relative error of df_add / df_mul on random operands.
+    pub df_add_error: f64,
+    pub df_mul_error: f64,
+    /// `fma` or `split`.
+    pub product: String,
+    /// Whether df64 can be trusted here; if not, `reason` says why.
+    pub usable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Deliberately broken variants, for the tests that prove the self-test can fail.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Broken {
+    pub unguarded_sum: bool,
+    pub plain_product: bool,
+}
+
+fn guard_buffer(gpu: &Gpu) -> wgpu::Buffer {
+    gpu.uniform_buffer("df64 guard", bytemuck::cast_slice(&[1.0f32, 4097.0, 0.0, 0.0]))
+}
+
+fn pipeline(gpu: &Gpu, label: &str, source: String, constants: &[(&str, f64)]) -> Result<wgpu::ComputePipeline> {
+    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let p = gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    if let Some(e) = gpu.take_error() {
+        bail!("{label} kernel failed to build: {e}");
+    }
+    Ok(p)
+}
+
+fn bind(gpu: &Gpu, p: &wgpu::ComputePipeline, entries: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+    let e: Vec<wgpu::BindGroupEntry> = entries
+        .iter()
+        .map(|(b, buf)| wgpu::BindGroupEntry {
+            binding: *b,
+            resource: buf.as_entire_binding(),
+        })
+        .collect();
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &p.get_bind_group_layout(0),
+        entries: &e,
+    })
+}
+
+fn significant_bits(x: f32) -> u32 {
+    if x == 0.0 {
+        return 0;
+    }
+    let m = (x.to_bits() & 0x7f_ffff) | 0x80_0000;
+    24 - m.trailing_zeros()
+}
+
+pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
+    let mut rng = Rng::fresh();
+    let mut rand4 = || -> [f32; 4] { std::array::from_fn(|_| rng.signed_unit() as f32) };
+    let splat = |x: f32| [x; 4];
+    let (xa, xb) = (rand4(), rand4());
+    let mk_df = |r: &mut Rng| -> ([f32; 4], [f32; 4]) {
+        let v: [(f32, f32); 4] = std::array::from_fn(|_| to_df(r.signed_unit() * 2f64.powi((r.next_u64() % 20) as i32 - 10)));
+        (v.map(|p| p.0), v.map(|p| p.1))
+    };
+    let mut rng2 = Rng::fresh();
+    let (dxh, dxl) = mk_df(&mut rng2);
+    let (dyh, dyl) = mk_df(&mut rng2);
+    let one_plus = 1.0f32 + 2f32.powi(-12);
+    let subnormal = f32::from_bits(0x0000_1234);
+    let split_in = rand4();
+    let inputs: Vec<[f32; 4]> = vec![
+        splat(1.0),
+        splat(2f32.powi(-30)),
+        splat(one_plus),
+        splat(-(1.0 + 2f32.powi(-11))),
+        split_in,
+        splat(subnormal),
+        xa,
+        xb,
+        dxh,
+        dxl,
+        dyh,
+        dyl,
+    ];
+    let inp = gpu.upload("selftest in", &inputs);
+    let outp = gpu.storage_buffer("selftest out", 14 * 16);
+    gpu.poison(&outp, f32::NAN.to_bits());
+    let guard = guard_buffer(gpu);
+    let src = format!("{DF64_WGSL}\n{SELFTEST_WGSL}");
+    let p = pipeline(
+        gpu,
+        "df64 self-test",
+        src,
+        &[
+            ("BROKEN_SUM", f64::from(u8::from(broken.unguarded_sum))),
+            ("BROKEN_PROD", f64::from(u8::from(broken.plain_product))),
+        ],
+    )?;
+    let bg = bind(gpu, &p, &[(0, &inp), (1, &outp), (7, &guard)]);
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let out: Vec<[f32; 4]> = gpu.read(&outp, 14)?;
+    if let Some(e) = gpu.take_error() {
+        bail!("df64 self-test: {e}");
+    }
+    let all = |f: &dyn Fn(usize) -> bool| (0..4).all(f);
+    let two_sum_exact = all(&|l| {
+        out[1][l] != 0.0 && from_df(out[0][l], out[1][l]) == 1.0 + 2f64.powi(-30)
+    });
+    let fma_fused = all(&|l| out[2][l] == 2f32.powi(-24));
+    let split_exact = all(&|l| {
+        significant_bits(out[3][l]) <= 12 && f64::from(out[3][l]) + f64::from(out[4][l]) == f64::from(split_in[l])
+    });
+    let subnormals_kept = all(&|l| out[5][l] == subnormal);
+    let exact_prod = |hi: usize, lo: usize| {
+        all(&|l| from_df(out[hi][l], out[lo][l]) == f64::from(xa[l]) * f64::from(xb[l]))
+    };
+    let product_exact = exact_prod(6, 7);
+    let split_product_exact = exact_prod(8, 9);
+    let rel = |got: f64, want: f64| if want == 0.0 { got.abs() } else { ((got - want) / want).abs() };
+    let df_add_error = (0..4)
+        .map(|l| rel(from_df(out[10][l], out[11][l]), from_df(dxh[l], dxl[l]) + from_df(dyh[l], dyl[l])))
+        .fold(0.0, f64::max);
+    let df_mul_error = (0..4)
+        .map(|l| rel(from_df(out[12][l], out[13][l]), from_df(dxh[l], dxl[l]) * from_df(dyh[l], dyl[l])))
+        .fold(0.0, f64::max);
+    let product = if fma_fused { "fma" } else { "split" }.to_string();
+    let mut problems = Vec::new();
+    if !two_sum_exact {
+        problems.push("TwoSum lost its error term (the compiler reassociates sums)");
+    }
+    if !product_exact {
+        problems.push("the error-free product is not exact");
+    }
+    if !fma_fused && !split_exact {
+        problems.push("no exact product: fma is not fused and the Veltkamp split is contracted");
+    }
+    if df_add_error > 1e-13 || df_mul_error > 1e-13 || !df_add_error.is_finite() || !df_mul_error.is_finite() {
+        problems.push("double-float add or multiply is not accurate to ~2^-44");
+    }
+    Ok(SelfTest {
+        two_sum_exact,
+        fma_fused,
+        split_exact,
+        subnormals_kept,
+        product_exact,
+        split_product_exact,
+        df_add_error,
+        df_mul_error,
+        product,
+        usable: problems.is_empty(),
+        reason: (!problems.is_empty()).then(|| problems.join("; ")),
+    })
+}
+
+// ---------- matmul in double precision ----------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inputs {
+    /// Uniform in [-1, 1].
+    Random,
+    /// Exponents spread over 2^-24..2^24 and alternating signs: cancellation-heavy sums.
+    Adversarial,
+}
+
+fn input_value(rng: &mut Rng, kind: Inputs, i: usize) -> f64 {
+    match kind {
+        Inputs::Random => rng.signed_unit(),
+        Inputs::Adversarial => {
+            let e = (rng.next_u64() % 49) as i32 - 24;
+            let m = 1.0 + rng.signed_unit().abs();
+            let s = if i % 2 == 0 { 1.0 } else { -1.0 };
+            s * m * 2f64.powi(e)
+        }
+    }
+}
+
+/// Neumaier-compensated f64 dot products for the rows checked: accurate to about 2^-53
+/// relative to the sum of magnitudes.
+fn reference_rows(d: Dims, a: &[f64], b: &[f64], rows: &[usize]) -> Vec<Vec<f64>> {
+    rows.iter()
+        .map(|&i| {
+            (0..d.n)
+                .map(|j| {
+                    let (mut s, mut c) = (0.0f64, 0.0f64);
+                    for k in 0..d.k {
+                        let x = a[i * d.k + k] * b[k * d.n + j];
+                        let t = s + x;
+                        c += if s.abs() >= x.abs() { (s - t) + x } else { (x - t) + s };
+                        s = t;
+                    }
+                    s + c
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug)]
+pub struct PrecisionRun {
+    pub timing: TimingInfo,
+    pub gflops: Summary,
+    pub rel_error: f64,
+    pub rows_checked: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Df64,
+    F64,
+}
+
+/// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
+/// against compensated f64 on the CPU.
+pub fn run_matmul(
+    gpu: &Gpu,
+    timer: &crate::gpu::Timer<'_>,
+    kind: Kind,
+    tm: u32,
+    use_fma: bool,
+    d: Dims,
+    inputs: Inputs,
+    plan: &Plan,
+) -> Result<PrecisionRun> {
+    const WG: u32 = 64;
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        bail!("matrix sizes must be at least 1");
+    }
+    let p = Dims {
+        m: d.m.next_multiple_of(tm as usize),
+        n: d.n.next_multiple_of(4 * WG as usize),
+        k: d.k,
+    };
+    let elem = if kind == Kind::F64 { 8 } else { 4 };
+    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n].into_iter().max().unwrap_or(0) as u64 * elem;
+    let lim = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
+    if biggest > lim {
+        bail!(
+            "a {}x{}x{} {} matmul needs {} MiB per matrix plane; the adapter's binding limit is {} MiB",
+            d.m, d.n, d.k,
+            if kind == Kind::F64 { "f64" } else { "df64" },
+            biggest >> 20,
+            lim >> 20
+        );
+    }
+    let mut rng = Rng::fresh();
+    let mut a = vec![0.0f64; p.m * p.k];
+    let mut b = vec![0.0f64; p.k * p.n];
+    for i in 0..d.m {
+        for k in 0..d.k {
+            a[i * p.k + k] = input_value(&mut rng, inputs, i + k);
+        }
+    }
+    for k in 0..d.k {
+        for j in 0..d.n {
+            b[k * p.n + j] = input_value(&mut rng, inputs, k);
+        }
+    }
+    let gx = (p.n / (4 * WG as usize)) as u32;
+    let gy = (p.m / tm as usize) as u32;
+    let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
+    if gx > maxwg || gy > maxwg {
+        bail!("too many workgroups for this adapter ({gx}x{gy}, limit {maxwg})");
+    }
+    let dims = gpu.uniform_buffer("dims", bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, p.k as u32]));
+    let guard = guard_buffer(gpu);
+    let tm_src = format!("const TM: u32 = {tm}u;\n");
+    let (pipe, bg, outs, exact_inputs);
+    match kind {
+        Kind::Df64 => {
+            let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
+            let (ah, al) = split(&a);
+            let (bh, bl) = split(&b);
+            // The reference multiplies the values the GPU was given.
+            exact_inputs = (
+                ah.iter().zip(&al).map(|(h, l)| from_df(*h, *l)).collect::<Vec<_>>(),
+                bh.iter().zip(&bl).map(|(h, l)| from_df(*h, *l)).collect::<Vec<_>>(),
+            );
+            let bufs = [
+                gpu.upload("a_hi", &ah),
+                gpu.upload("a_lo", &al),
+                gpu.upload("b_hi", &bh),
+                gpu.upload("b_lo", &bl),
+                gpu.storage_buffer("c_hi", (p.m * p.n * 4) as u64),
+                gpu.storage_buffer("c_lo", (p.m * p.n * 4) as u64),
+            ];
+            gpu.poison(&bufs[4], f32::NAN.to_bits());
+            pipe = pipeline(
+                gpu,
+                "matmul df64",
+                format!("{tm_src}{DF64_WGSL}\n{MATMUL_DF64_WGSL}"),
+                &[("WG", f64::from(WG)), ("USE_FMA", f64::from(u8::from(use_fma)))],
+            )?;
+            bg = bind(
+                gpu,
+                &pipe,
+                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &bufs[3]), (4, &bufs[4]), (5, &bufs[5]), (6, &dims), (7, &guard)],
+            );
+            outs = bufs.into_iter().skip(4).collect::<Vec<_>>();
+        }
+        Kind::F64 => {
+            exact_inputs = (a.clone(), b.clone());
+            let bufs = [
+                gpu.upload("a", &a),
+                gpu.upload("b", &b),
+                gpu.storage_buffer("c", (p.m * p.n * 8) as u64),
+            ];
+            gpu.poison(&bufs[2], f32::NAN.to_bits());
+            pipe = pipeline(gpu, "matmul f64", format!("{tm_src}{MATMUL_F64_WGSL}"), &[("WG", f64::from(WG))])?;
+            bg = bind(gpu, &pipe, &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)]);
+            outs = bufs.into_iter().skip(2).collect::<Vec<_>>();
+        }
+    }
+    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
+        timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&pipe);
+            pass.set_bind_group(0, &bg, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        })
+    })?;
+    let c: Vec<f64> = match kind {
+        Kind::Df64 => {
+            let hi: Vec<f32> = gpu.read(&outs[0], p.m * p.n)?;
+            let lo: Vec<f32> = gpu.read(&outs[1], p.m * p.n)?;
+            hi.iter().zip(&lo).map(|(h, l)| from_df(*h, *l)).collect()
+        }
+        Kind::F64 => gpu.read(&outs[0], p.m * p.n)?,
+    };
+    // Exact check of evenly spaced rows (all of them when affordable).
+    let budget = 1usize << 26;
+    let max_rows = (budget / (d.n * d.k).max(1)).clamp(1, d.m);
+    let rows: Vec<usize> = if max_rows >= d.m {
+        (0..d.m).collect()
+    } else {
+        let mut r: Vec<usize> = (0..max_rows).map(|t| t * (d.m - 1) / (max_rows - 1).max(1)).collect();
+        r.dedup();
+        r
+    };
+    let pd = Dims { m: p.m, n: p.n, k: p.k };
+    let want = reference_rows(pd, &exact_inputs.0, &exact_inputs.1, &rows);
+    let (mut e2, mut r2) = (0.0f64, 0.0f64);
+    for (ri, &i) in rows.iter().enumerate() {
+        for j in 0..d.n {
+            let got = c[i * p.n + j];
+            let w = want[ri][j];
+            e2 += (got - w) * (got - w);
+            r2 += w * w;
+        }
+    }
+    let rel_error = if e2.is_nan() { f64::INFINITY } else if r2 > 0.0 { (e2 / r2).sqrt() } else { e2.sqrt() };
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    Ok(PrecisionRun {
+        timing,
+        gflops,
+        rel_error,
+        rows_checked: rows.len(),
+    })
+}
+
+fn result_for(kind: Kind, d: Dims) -> ProbeResult {
+    let probe = match kind {
+        Kind::Df64 => "matmul_df64",
+        Kind::F64 => "matmul_f64",
+    };
+    ProbeResult::new(probe, format!("{probe} {}x{}x{}", d.m, d.n, d.k), "GFLOPS", true)
+        .param("m", d.m)
+        .param("n", d.n)
+        .param("k", d.k)
+}
+
+/// Measures one size: tunes the rows per invocation briefly, measures the best on random
+/// inputs, then checks accuracy on adversarial inputs too.
+fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Option<&SelfTest>) -> ProbeResult {
+    let mut res = result_for(kind, d);
+    if let Some(st) = self_test {
+        res = res.param("self_test", st);
+    }
+    let tol = if kind == Kind::F64 { F64_TOLERANCE } else { DF64_TOLERANCE };
+    let tune = Plan {
+        warmup: std::time::Duration::ZERO,
+        min_warmup_runs: 1,
+        target_sample: std::time::Duration::from_millis(5),
+        samples: 3,
+        max_iters: 16,
+        abandon_above_s: None,
+    };
+    let mut best: Option<(f64, u32)> = None;
+    for tm in [4u32, 8, 16] {
+        match run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Random, &tune) {
+            Ok(r) => {
+                let valid = r.rel_error <= tol;
+                res.autotune.push(serde_json::json!({
+                    "config": format!("{tm} rows x 4 columns per invocation, 64 invocations"),
+                    "gflops_median": r.gflops.median,
+                    "error": r.rel_error,
+                    "valid": valid,
+                }));
+                if valid && best.is_none_or(|(g, _)| r.gflops.median > g) {
+                    best = Some((r.gflops.median, tm));
+                }
+            }
+            Err(e) => res.autotune.push(serde_json::json!({"config": format!("{tm} rows"), "valid": false, "note": format!("{e:#}")})),
+        }
+    }
+    let Some((_, tm)) = best else {
+        return res.with_status(Status::Failed, "no kernel configuration produced a valid result");
+    };
+    let main = run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Random, &ctx.plan);
+    let adv = run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Adversarial, &tune);
+    match (main, adv) {
+        (Ok(m), Ok(a)) => {
+            let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
+            res.kernel = Some(serde_json::json!({
+                "label": format!("{} rows x 4 columns per invocation, 64 invocations{}", tm,
+                    if kind == Kind::Df64 { if use_fma { ", FMA product" } else { ", split product" } } else { "" }),
+                "tm": tm, "wg": 64, "product": if use_fma { "fma" } else { "split" },
+            }));
+            res = res
+                .param("error_random", m.rel_error)
+                .param("error_adversarial", a.rel_error)
+                .param("effective_bits", bits(m.rel_error))
+                .param("effective_bits_adversarial", bits(a.rel_error));
+            let worst = m.rel_error.max(a.rel_error);
+            res.validation = Some(Validation {
+                metric: "relative_frobenius".into(),
+                error: worst,
+                tolerance: tol,
+                passed: worst <= tol,
+                detail: Some(format!(
+                    "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
+                    m.rel_error, bits(m.rel_error), a.rel_error, bits(a.rel_error), m.rows_checked
+                )),
+            });
+            res.timing = Some(m.timing);
+            if worst <= tol {
+                res.status = Status::Ok;
+                res.value = Some(m.gflops);
+                res
+            } else {
+                res.with_status(Status::Failed, format!("validation failed: error {worst:.3e} > tolerance {tol:.0e}"))
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
+    }
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
+        let v: &[usize] = if ctx.quick { &[256] } else { &[256, 512, 1024] };
+        v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
+    });
+    (ctx.progress)("df64 self-test");
+    let st = self_test(ctx.gpu, Broken::default());
+    for &d in &sizes {
+        if Instant::now() > ctx.deadline {
+            emit(result_for(Kind::Df64, d).with_status(Status::Skipped, "time budget spent"));
+            continue;
+        }
+        (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
+        match &st {
+            Err(e) => emit(result_for(Kind::Df64, d).with_status(Status::Failed, format!("self-test could not run: {e:#}"))),
+            Ok(s) if !s.usable => emit(
+                result_for(Kind::Df64, d)
+                    .param("self_test", s)
+                    .with_status(Status::Failed, format!("df64 building blocks are not exact on this adapter: {}", s.reason.clone().unwrap_or_default())),
+            ),
+            Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s))),
+        }
+    }
+    for &d in &sizes {
+        if !ctx.gpu.has(wgpu::Features::SHADER_F64) {
+            emit(result_for(Kind::F64, d).with_status(Status::Unsupported, "the adapter has no SHADER_F64"));
+            continue;
+        }
+        if Instant::now() > ctx.deadline {
+            emit(result_for(Kind::F64, d).with_status(Status::Skipped, "time budget spent"));
+            continue;
+        }
+        (ctx.progress)(&format!("matmul f64 {}x{}x{}", d.m, d.n, d.k));
+        emit(measure_size(ctx, Kind::F64, false, d, None));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_float_round_trip_keeps_48_bits() {
+        let mut r = Rng::new(3);
+        for _ in 0..1000 {
+            let x = r.signed_unit() * 2f64.powi((r.next_u64() % 40) as i32 - 20);
+            let (h, l) = to_df(x);
+            assert!(((from_df(h, l) - x) / x).abs() < 2f64.powi(-47), "{x}");
+        }
+    }
+
+    #[test]
+    fn split_bits_counted() {
+        assert_eq!(significant_bits(1.0), 1);
+        assert_eq!(significant_bits(1.5), 2);
+        assert_eq!(significant_bits(f32::from_bits(0x3f80_0001)), 24);
+    }
+}
