@@ -32,7 +32,8 @@ fn fast_two_sum(a: vec4<f32>, b: vec4<f32>) -> DF {
     return DF(s, e);
 }
 
-// Veltkamp's split: a == hi + lo exactly, hi holding at most 12 significant bits.
+// Veltkamp's split: a == hi + lo exactly, hi holding at most 12 significant bits. Valid for
+// |a| < 2^115 (4097 * a must not overflow): df64 covers about 2^-100..2^115, not all of f32.
 fn split(a: vec4<f32>) -> DF {
     let c = guard.splitter * a;
     let t = (c - a) * guard.one;

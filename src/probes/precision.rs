@@ -20,6 +20,7 @@ const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
 const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
 const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
 const MATMUL_F64_WGSL: &str = include_str!("../../shaders/matmul_f64.wgsl");
+const OPS_WGSL: &str = include_str!("../../shaders/df64_ops.wgsl");
 
 /// Relative Frobenius error above which a double-precision product is wrong.
 pub const DF64_TOLERANCE: f64 = 1e-10;
@@ -226,6 +227,61 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
         usable: problems.is_empty(),
         reason: (!problems.is_empty()).then(|| problems.join("; ")),
     })
+}
+
+/// The building blocks' outputs for one pair of double-floats (for tests): TwoSum and
+/// TwoProduct of the high parts, df_add and df_mul of the pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpsOut {
+    pub two_sum: (f32, f32),
+    pub two_prod: (f32, f32),
+    pub add: (f32, f32),
+    pub mul: (f32, f32),
+}
+
+/// Runs the building blocks on the GPU for every pair (x, y) of double-floats.
+pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<OpsOut>> {
+    assert_eq!(xs.len(), ys.len());
+    let n4 = xs.len().div_ceil(4).max(1);
+    let plane = |v: &[(f32, f32)], hi: bool| -> Vec<f32> {
+        let mut out: Vec<f32> = v.iter().map(|p| if hi { p.0 } else { p.1 }).collect();
+        out.resize(n4 * 4, 0.0);
+        out
+    };
+    let bufs = [
+        gpu.upload("x_hi", &plane(xs, true)),
+        gpu.upload("x_lo", &plane(xs, false)),
+        gpu.upload("y_hi", &plane(ys, true)),
+        gpu.upload("y_lo", &plane(ys, false)),
+    ];
+    let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64);
+    let guard = guard_buffer(gpu);
+    let p = pipeline(gpu, "df64 ops", format!("{DF64_WGSL}\n{OPS_WGSL}"), &[])?;
+    let bg = bind(gpu, &p, &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &bufs[3]), (4, &out), (7, &guard)]);
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&p);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups((n4 as u32).div_ceil(64), 1, 1);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let v: Vec<[f32; 4]> = gpu.read(&out, n4 * 8)?;
+    if let Some(e) = gpu.take_error() {
+        bail!("df64 ops kernel: {e}");
+    }
+    Ok((0..xs.len())
+        .map(|i| {
+            let (blk, lane) = (i / 4, i % 4);
+            let at = |r: usize| v[blk * 8 + r][lane];
+            OpsOut {
+                two_sum: (at(0), at(1)),
+                two_prod: (at(2), at(3)),
+                add: (at(4), at(5)),
+                mul: (at(6), at(7)),
+            }
+        })
+        .collect())
 }
 
 // ---------- matmul in double precision ----------
