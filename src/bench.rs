@@ -273,6 +273,9 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
         if let Some(b) = bar {
             b.finish_and_clear();
         }
+        if let Some(s) = probes::precision::summary(&results.probes) {
+            results.probes.push(s);
+        }
         results.complete = true;
         results.updated = now_rfc3339();
         results.save(&path)?;

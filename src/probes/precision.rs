@@ -638,3 +638,55 @@ mod tests {
         assert_eq!(significant_bits(f32::from_bits(0x3f80_0001)), 24);
     }
 }
+
+/// The side-by-side summary of a run's precisions: FP32, df64, f64 (and f16 where
+/// measured) at the largest size all of them share, the df64:FP32 and f64:FP32 speed ratios,
+/// and which double path is faster on this adapter (what the HPC scenario uses).
+pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
+    let ok = |family: &str| -> Vec<(usize, f64)> {
+        probes
+            .iter()
+            .filter(|p| p.probe == family && p.status == Status::Ok)
+            .filter_map(|p| {
+                let n = p.params.get("m")?.as_u64()? as usize;
+                Some((n, p.value.as_ref()?.median))
+            })
+            .collect()
+    };
+    let (f32s, dfs, f64s, f16s) = (ok("matmul_f32"), ok("matmul_df64"), ok("matmul_f64"), ok("matmul_f16"));
+    let at = |v: &[(usize, f64)], n: usize| v.iter().find(|x| x.0 == n).map(|x| x.1);
+    // The largest size with FP32 and at least one double figure.
+    let n = f32s
+        .iter()
+        .map(|x| x.0)
+        .filter(|&n| at(&dfs, n).is_some() || at(&f64s, n).is_some())
+        .max()?;
+    let fp32 = at(&f32s, n)?;
+    let df = at(&dfs, n);
+    let f64v = at(&f64s, n);
+    let f16 = at(&f16s, n);
+    let (path, best) = match (df, f64v) {
+        (Some(d), Some(f)) if f >= d => ("native f64", f),
+        (Some(d), _) => ("emulated df64", d),
+        (None, Some(f)) => ("native f64", f),
+        (None, None) => return None,
+    };
+    let mut r = ProbeResult::new("double_precision", "double precision: best path", "GFLOPS", true)
+        .param("size", n)
+        .param("fp32_gflops", fp32)
+        .param("df64_gflops", df)
+        .param("f64_gflops", f64v)
+        .param("f16_gflops", f16)
+        .param("df64_to_fp32", df.map(|d| d / fp32))
+        .param("f64_to_fp32", f64v.map(|f| f / fp32))
+        .param("faster_double_path", path);
+    r.status = Status::Ok;
+    r.value = Summary::of(&[best]);
+    r.reason = Some(format!(
+        "at {n}^3: FP32 {fp32:.1}{}{}{}; {path} is the faster double",
+        df.map_or(String::new(), |d| format!(", df64 {d:.2} (1/{:.0} of FP32)", fp32 / d)),
+        f64v.map_or(String::new(), |f| format!(", f64 {f:.2} (1/{:.1} of FP32)", fp32 / f)),
+        f16.map_or(String::new(), |h| format!(", f16 {h:.1}")),
+    ));
+    Some(r)
+}
