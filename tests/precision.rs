@@ -6,7 +6,7 @@ mod common;
 
 use gpuvalue::gpu::Timer;
 use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::precision::{self, Broken, Inputs, Kind, from_df, to_df};
+use gpuvalue::probes::precision::{self, Broken, Inputs, Kind, Variant, from_df, to_df};
 use gpuvalue::reference::Dims;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -21,22 +21,36 @@ fn shared_gpu() -> Option<&'static gpuvalue::gpu::Gpu> {
 const U2: f64 = 1.0 / (1u64 << 48) as f64; // u^2 with u = 2^-24
 
 fn check_ops(xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<(), String> {
-    let Some(gpu) = shared_gpu() else { return Ok(()) };
+    let Some(gpu) = shared_gpu() else {
+        return Ok(());
+    };
     let out = precision::run_ops(gpu, xs, ys).map_err(|e| e.to_string())?;
     for (i, o) in out.iter().enumerate() {
         let (x, y) = (xs[i], ys[i]);
         // TwoSum and TwoProduct are exact: the pair holds the exact result.
         let sum = f64::from(x.0) + f64::from(y.0);
         if from_df(o.two_sum.0, o.two_sum.1) != sum {
-            return Err(format!("two_sum({}, {}) = {:?}, exact {sum}", x.0, y.0, o.two_sum));
+            return Err(format!(
+                "two_sum({}, {}) = {:?}, exact {sum}",
+                x.0, y.0, o.two_sum
+            ));
         }
         let prod = f64::from(x.0) * f64::from(y.0);
         if from_df(o.two_prod.0, o.two_prod.1) != prod {
-            return Err(format!("two_prod({}, {}) = {:?}, exact {prod}", x.0, y.0, o.two_prod));
+            return Err(format!(
+                "two_prod({}, {}) = {:?}, exact {prod}",
+                x.0, y.0, o.two_prod
+            ));
         }
         // df_add: relative error <= 3u^2; df_mul <= 4u^2 (plus f64 rounding of the check).
         let (xv, yv) = (from_df(x.0, x.1), from_df(y.0, y.1));
-        let rel = |got: f64, want: f64| if want == 0.0 { got.abs() } else { ((got - want) / want).abs() };
+        let rel = |got: f64, want: f64| {
+            if want == 0.0 {
+                got.abs()
+            } else {
+                ((got - want) / want).abs()
+            }
+        };
         let ea = rel(from_df(o.add.0, o.add.1), xv + yv);
         if ea > 3.0 * U2 + 1e-16 {
             return Err(format!("df_add {x:?} + {y:?}: relative error {ea:e}"));
@@ -98,18 +112,44 @@ fn self_test_passes_and_catches_broken_variants() {
     let Some(gpu) = shared_gpu() else { return };
     let ok = precision::self_test(gpu, Broken::default()).unwrap();
     assert!(ok.usable, "{ok:?}");
-    assert!(ok.two_sum_exact && ok.product_exact && ok.subnormals_kept, "{ok:?}");
+    assert!(
+        ok.two_sum_exact && ok.product_exact && ok.subnormals_kept,
+        "{ok:?}"
+    );
     if gpu.info.name.contains("llvmpipe") {
         // Facts measured on lavapipe: fma is not fused, the split product is exact.
-        assert!(!ok.fma_fused && ok.split_exact && ok.product == "split", "{ok:?}");
+        assert!(
+            !ok.fma_fused && ok.split_exact && ok.product == "split",
+            "{ok:?}"
+        );
     }
-    let plain = precision::self_test(gpu, Broken { plain_product: true, ..Broken::default() }).unwrap();
+    let plain = precision::self_test(
+        gpu,
+        Broken {
+            plain_product: true,
+            ..Broken::default()
+        },
+    )
+    .unwrap();
     assert!(!plain.product_exact && !plain.usable, "{plain:?}");
-    assert!(plain.reason.as_deref().unwrap_or("").contains("product"), "{plain:?}");
-    let unguarded = precision::self_test(gpu, Broken { unguarded_sum: true, ..Broken::default() }).unwrap();
+    assert!(
+        plain.reason.as_deref().unwrap_or("").contains("product"),
+        "{plain:?}"
+    );
+    let unguarded = precision::self_test(
+        gpu,
+        Broken {
+            unguarded_sum: true,
+            ..Broken::default()
+        },
+    )
+    .unwrap();
     if gpu.info.name.contains("llvmpipe") {
         // Mesa folds (a + b) - a to b without the run-time 1.0: the self-test must see it.
-        assert!(!unguarded.two_sum_exact && !unguarded.usable, "{unguarded:?}");
+        assert!(
+            !unguarded.two_sum_exact && !unguarded.usable,
+            "{unguarded:?}"
+        );
     }
 }
 
@@ -129,11 +169,43 @@ fn df64_matmul_reaches_double_float_accuracy() {
     let Some(gpu) = shared_gpu() else { return };
     let timer = Timer::new(gpu, true);
     let st = precision::self_test(gpu, Broken::default()).unwrap();
-    let d = Dims { m: 256, n: 256, k: 256 };
-    let r = precision::run_matmul(gpu, &timer, Kind::Df64, 8, st.fma_fused, d, Inputs::Random, &plan()).unwrap();
+    let d = Dims {
+        m: 256,
+        n: 256,
+        k: 256,
+    };
+    let r = precision::run_matmul(
+        gpu,
+        &timer,
+        Variant {
+            kind: Kind::Df64,
+            tm: 8,
+            use_fma: st.fma_fused,
+        },
+        d,
+        Inputs::Random,
+        &plan(),
+    )
+    .unwrap();
     assert!(r.rel_error <= 1e-12, "random: {:e}", r.rel_error);
-    let odd = Dims { m: 37, n: 70, k: 19 };
-    let r = precision::run_matmul(gpu, &timer, Kind::Df64, 4, st.fma_fused, odd, Inputs::Adversarial, &plan()).unwrap();
+    let odd = Dims {
+        m: 37,
+        n: 70,
+        k: 19,
+    };
+    let r = precision::run_matmul(
+        gpu,
+        &timer,
+        Variant {
+            kind: Kind::Df64,
+            tm: 4,
+            use_fma: st.fma_fused,
+        },
+        odd,
+        Inputs::Adversarial,
+        &plan(),
+    )
+    .unwrap();
     assert!(r.rel_error <= 1e-11, "adversarial: {:e}", r.rel_error);
 }
 
@@ -144,7 +216,51 @@ fn f64_matmul_is_accurate_or_unsupported() {
         return;
     }
     let timer = Timer::new(gpu, true);
-    let d = Dims { m: 130, n: 64, k: 77 };
-    let r = precision::run_matmul(gpu, &timer, Kind::F64, 8, false, d, Inputs::Random, &plan()).unwrap();
+    let d = Dims {
+        m: 130,
+        n: 64,
+        k: 77,
+    };
+    let r = precision::run_matmul(
+        gpu,
+        &timer,
+        Variant {
+            kind: Kind::F64,
+            tm: 8,
+            use_fma: false,
+        },
+        d,
+        Inputs::Random,
+        &plan(),
+    )
+    .unwrap();
     assert!(r.rel_error <= 1e-14, "{:e}", r.rel_error);
+}
+
+#[test]
+fn f16_matmul_is_accurate_or_unsupported() {
+    let Some(gpu) = shared_gpu() else { return };
+    if !gpu.has(wgpu::Features::SHADER_F16) {
+        return;
+    }
+    let timer = Timer::new(gpu, true);
+    let d = Dims {
+        m: 70,
+        n: 33,
+        k: 129,
+    };
+    let r = precision::run_matmul(
+        gpu,
+        &timer,
+        Variant {
+            kind: Kind::F16,
+            tm: 4,
+            use_fma: false,
+        },
+        d,
+        Inputs::Random,
+        &plan(),
+    )
+    .unwrap();
+    assert!(r.rel_error <= 1e-5, "{:e}", r.rel_error);
 }

@@ -21,10 +21,13 @@ const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
 const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
 const MATMUL_F64_WGSL: &str = include_str!("../../shaders/matmul_f64.wgsl");
 const OPS_WGSL: &str = include_str!("../../shaders/df64_ops.wgsl");
+const MATMUL_F16_WGSL: &str = include_str!("../../shaders/matmul_f16.wgsl");
 
 /// Relative Frobenius error above which a double-precision product is wrong.
 pub const DF64_TOLERANCE: f64 = 1e-10;
 pub const F64_TOLERANCE: f64 = 1e-12;
+/// f16 inputs, f32 products and sums: checked against the f16-rounded inputs in f64.
+pub const F16_TOLERANCE: f64 = 1e-4;
 
 // ---------- host-side double-float ----------
 
@@ -75,25 +78,37 @@ pub struct Broken {
 }
 
 fn guard_buffer(gpu: &Gpu) -> wgpu::Buffer {
-    gpu.uniform_buffer("df64 guard", bytemuck::cast_slice(&[1.0f32, 4097.0, 0.0, 0.0]))
+    gpu.uniform_buffer(
+        "df64 guard",
+        bytemuck::cast_slice(&[1.0f32, 4097.0, 0.0, 0.0]),
+    )
 }
 
-fn pipeline(gpu: &Gpu, label: &str, source: String, constants: &[(&str, f64)]) -> Result<wgpu::ComputePipeline> {
-    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    let p = gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    });
+fn pipeline(
+    gpu: &Gpu,
+    label: &str,
+    source: String,
+    constants: &[(&str, f64)],
+) -> Result<wgpu::ComputePipeline> {
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+    let p = gpu
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        });
     if let Some(e) = gpu.take_error() {
         bail!("{label} kernel failed to build: {e}");
     }
@@ -129,7 +144,9 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     let splat = |x: f32| [x; 4];
     let (xa, xb) = (rand4(), rand4());
     let mk_df = |r: &mut Rng| -> ([f32; 4], [f32; 4]) {
-        let v: [(f32, f32); 4] = std::array::from_fn(|_| to_df(r.signed_unit() * 2f64.powi((r.next_u64() % 20) as i32 - 10)));
+        let v: [(f32, f32); 4] = std::array::from_fn(|_| {
+            to_df(r.signed_unit() * 2f64.powi((r.next_u64() % 20) as i32 - 10))
+        });
         (v.map(|p| p.0), v.map(|p| p.1))
     };
     let mut rng2 = Rng::fresh();
@@ -180,12 +197,12 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
         bail!("df64 self-test: {e}");
     }
     let all = |f: &dyn Fn(usize) -> bool| (0..4).all(f);
-    let two_sum_exact = all(&|l| {
-        out[1][l] != 0.0 && from_df(out[0][l], out[1][l]) == 1.0 + 2f64.powi(-30)
-    });
+    let two_sum_exact =
+        all(&|l| out[1][l] != 0.0 && from_df(out[0][l], out[1][l]) == 1.0 + 2f64.powi(-30));
     let fma_fused = all(&|l| out[2][l] == 2f32.powi(-24));
     let split_exact = all(&|l| {
-        significant_bits(out[3][l]) <= 12 && f64::from(out[3][l]) + f64::from(out[4][l]) == f64::from(split_in[l])
+        significant_bits(out[3][l]) <= 12
+            && f64::from(out[3][l]) + f64::from(out[4][l]) == f64::from(split_in[l])
     });
     let subnormals_kept = all(&|l| out[5][l] == subnormal);
     let exact_prod = |hi: usize, lo: usize| {
@@ -193,12 +210,28 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     };
     let product_exact = exact_prod(6, 7);
     let split_product_exact = exact_prod(8, 9);
-    let rel = |got: f64, want: f64| if want == 0.0 { got.abs() } else { ((got - want) / want).abs() };
+    let rel = |got: f64, want: f64| {
+        if want == 0.0 {
+            got.abs()
+        } else {
+            ((got - want) / want).abs()
+        }
+    };
     let df_add_error = (0..4)
-        .map(|l| rel(from_df(out[10][l], out[11][l]), from_df(dxh[l], dxl[l]) + from_df(dyh[l], dyl[l])))
+        .map(|l| {
+            rel(
+                from_df(out[10][l], out[11][l]),
+                from_df(dxh[l], dxl[l]) + from_df(dyh[l], dyl[l]),
+            )
+        })
         .fold(0.0, f64::max);
     let df_mul_error = (0..4)
-        .map(|l| rel(from_df(out[12][l], out[13][l]), from_df(dxh[l], dxl[l]) * from_df(dyh[l], dyl[l])))
+        .map(|l| {
+            rel(
+                from_df(out[12][l], out[13][l]),
+                from_df(dxh[l], dxl[l]) * from_df(dyh[l], dyl[l]),
+            )
+        })
         .fold(0.0, f64::max);
     let product = if fma_fused { "fma" } else { "split" }.to_string();
     let mut problems = Vec::new();
@@ -211,7 +244,11 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     if !fma_fused && !split_exact {
         problems.push("no exact product: fma is not fused and the Veltkamp split is contracted");
     }
-    if df_add_error > 1e-13 || df_mul_error > 1e-13 || !df_add_error.is_finite() || !df_mul_error.is_finite() {
+    if df_add_error > 1e-13
+        || df_mul_error > 1e-13
+        || !df_add_error.is_finite()
+        || !df_mul_error.is_finite()
+    {
         problems.push("double-float add or multiply is not accurate to ~2^-44");
     }
     Ok(SelfTest {
@@ -257,7 +294,18 @@ pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<Op
     let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64);
     let guard = guard_buffer(gpu);
     let p = pipeline(gpu, "df64 ops", format!("{DF64_WGSL}\n{OPS_WGSL}"), &[])?;
-    let bg = bind(gpu, &p, &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &bufs[3]), (4, &out), (7, &guard)]);
+    let bg = bind(
+        gpu,
+        &p,
+        &[
+            (0, &bufs[0]),
+            (1, &bufs[1]),
+            (2, &bufs[2]),
+            (3, &bufs[3]),
+            (4, &out),
+            (7, &guard),
+        ],
+    );
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
@@ -301,7 +349,7 @@ fn input_value(rng: &mut Rng, kind: Inputs, i: usize) -> f64 {
         Inputs::Adversarial => {
             let e = (rng.next_u64() % 49) as i32 - 24;
             let m = 1.0 + rng.signed_unit().abs();
-            let s = if i % 2 == 0 { 1.0 } else { -1.0 };
+            let s = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
             s * m * 2f64.powi(e)
         }
     }
@@ -318,7 +366,11 @@ fn reference_rows(d: Dims, a: &[f64], b: &[f64], rows: &[usize]) -> Vec<Vec<f64>
                     for k in 0..d.k {
                         let x = a[i * d.k + k] * b[k * d.n + j];
                         let t = s + x;
-                        c += if s.abs() >= x.abs() { (s - t) + x } else { (x - t) + s };
+                        c += if s.abs() >= x.abs() {
+                            (s - t) + x
+                        } else {
+                            (x - t) + s
+                        };
                         s = t;
                     }
                     s + c
@@ -341,20 +393,28 @@ pub struct PrecisionRun {
 pub enum Kind {
     Df64,
     F64,
+    F16,
 }
 
 /// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
 /// against compensated f64 on the CPU.
+/// Which kernel: the precision, rows per invocation, and (df64) the product to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub kind: Kind,
+    pub tm: u32,
+    pub use_fma: bool,
+}
+
 pub fn run_matmul(
     gpu: &Gpu,
     timer: &crate::gpu::Timer<'_>,
-    kind: Kind,
-    tm: u32,
-    use_fma: bool,
+    v: Variant,
     d: Dims,
     inputs: Inputs,
     plan: &Plan,
 ) -> Result<PrecisionRun> {
+    let Variant { kind, tm, use_fma } = v;
     const WG: u32 = 64;
     if d.m == 0 || d.n == 0 || d.k == 0 {
         bail!("matrix sizes must be at least 1");
@@ -364,14 +424,31 @@ pub fn run_matmul(
         n: d.n.next_multiple_of(4 * WG as usize),
         k: d.k,
     };
-    let elem = if kind == Kind::F64 { 8 } else { 4 };
-    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n].into_iter().max().unwrap_or(0) as u64 * elem;
-    let lim = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
+    let elem = match kind {
+        Kind::F64 => 8,
+        Kind::Df64 => 4,
+        Kind::F16 => 4, // the f32 output is the largest buffer
+    };
+    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u64
+        * elem;
+    let lim = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
     if biggest > lim {
         bail!(
             "a {}x{}x{} {} matmul needs {} MiB per matrix plane; the adapter's binding limit is {} MiB",
-            d.m, d.n, d.k,
-            if kind == Kind::F64 { "f64" } else { "df64" },
+            d.m,
+            d.n,
+            d.k,
+            match kind {
+                Kind::F64 => "f64",
+                Kind::Df64 => "df64",
+                Kind::F16 => "f16",
+            },
             biggest >> 20,
             lim >> 20
         );
@@ -395,7 +472,10 @@ pub fn run_matmul(
     if gx > maxwg || gy > maxwg {
         bail!("too many workgroups for this adapter ({gx}x{gy}, limit {maxwg})");
     }
-    let dims = gpu.uniform_buffer("dims", bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, p.k as u32]));
+    let dims = gpu.uniform_buffer(
+        "dims",
+        bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, p.k as u32]),
+    );
     let guard = guard_buffer(gpu);
     let tm_src = format!("const TM: u32 = {tm}u;\n");
     let (pipe, bg, outs, exact_inputs);
@@ -406,8 +486,14 @@ pub fn run_matmul(
             let (bh, bl) = split(&b);
             // The reference multiplies the values the GPU was given.
             exact_inputs = (
-                ah.iter().zip(&al).map(|(h, l)| from_df(*h, *l)).collect::<Vec<_>>(),
-                bh.iter().zip(&bl).map(|(h, l)| from_df(*h, *l)).collect::<Vec<_>>(),
+                ah.iter()
+                    .zip(&al)
+                    .map(|(h, l)| from_df(*h, *l))
+                    .collect::<Vec<_>>(),
+                bh.iter()
+                    .zip(&bl)
+                    .map(|(h, l)| from_df(*h, *l))
+                    .collect::<Vec<_>>(),
             );
             let bufs = [
                 gpu.upload("a_hi", &ah),
@@ -422,14 +508,52 @@ pub fn run_matmul(
                 gpu,
                 "matmul df64",
                 format!("{tm_src}{DF64_WGSL}\n{MATMUL_DF64_WGSL}"),
-                &[("WG", f64::from(WG)), ("USE_FMA", f64::from(u8::from(use_fma)))],
+                &[
+                    ("WG", f64::from(WG)),
+                    ("USE_FMA", f64::from(u8::from(use_fma))),
+                ],
             )?;
             bg = bind(
                 gpu,
                 &pipe,
-                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &bufs[3]), (4, &bufs[4]), (5, &bufs[5]), (6, &dims), (7, &guard)],
+                &[
+                    (0, &bufs[0]),
+                    (1, &bufs[1]),
+                    (2, &bufs[2]),
+                    (3, &bufs[3]),
+                    (4, &bufs[4]),
+                    (5, &bufs[5]),
+                    (6, &dims),
+                    (7, &guard),
+                ],
             );
             outs = bufs.into_iter().skip(4).collect::<Vec<_>>();
+        }
+        Kind::F16 => {
+            let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
+            let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
+            exact_inputs = (
+                ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            );
+            let bufs = [
+                gpu.upload("a16", &ah),
+                gpu.upload("b16", &bh),
+                gpu.storage_buffer("c", (p.m * p.n * 4) as u64),
+            ];
+            gpu.poison(&bufs[2], f32::NAN.to_bits());
+            pipe = pipeline(
+                gpu,
+                "matmul f16",
+                format!("enable f16;\n{tm_src}{MATMUL_F16_WGSL}"),
+                &[("WG", f64::from(WG))],
+            )?;
+            bg = bind(
+                gpu,
+                &pipe,
+                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)],
+            );
+            outs = bufs.into_iter().skip(2).collect::<Vec<_>>();
         }
         Kind::F64 => {
             exact_inputs = (a.clone(), b.clone());
@@ -439,8 +563,17 @@ pub fn run_matmul(
                 gpu.storage_buffer("c", (p.m * p.n * 8) as u64),
             ];
             gpu.poison(&bufs[2], f32::NAN.to_bits());
-            pipe = pipeline(gpu, "matmul f64", format!("{tm_src}{MATMUL_F64_WGSL}"), &[("WG", f64::from(WG))])?;
-            bg = bind(gpu, &pipe, &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)]);
+            pipe = pipeline(
+                gpu,
+                "matmul f64",
+                format!("{tm_src}{MATMUL_F64_WGSL}"),
+                &[("WG", f64::from(WG))],
+            )?;
+            bg = bind(
+                gpu,
+                &pipe,
+                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)],
+            );
             outs = bufs.into_iter().skip(2).collect::<Vec<_>>();
         }
     }
@@ -460,6 +593,11 @@ pub fn run_matmul(
             hi.iter().zip(&lo).map(|(h, l)| from_df(*h, *l)).collect()
         }
         Kind::F64 => gpu.read(&outs[0], p.m * p.n)?,
+        Kind::F16 => gpu
+            .read::<f32>(&outs[0], p.m * p.n)?
+            .into_iter()
+            .map(f64::from)
+            .collect(),
     };
     // Exact check of evenly spaced rows (all of them when affordable).
     let budget = 1usize << 26;
@@ -467,11 +605,17 @@ pub fn run_matmul(
     let rows: Vec<usize> = if max_rows >= d.m {
         (0..d.m).collect()
     } else {
-        let mut r: Vec<usize> = (0..max_rows).map(|t| t * (d.m - 1) / (max_rows - 1).max(1)).collect();
+        let mut r: Vec<usize> = (0..max_rows)
+            .map(|t| t * (d.m - 1) / (max_rows - 1).max(1))
+            .collect();
         r.dedup();
         r
     };
-    let pd = Dims { m: p.m, n: p.n, k: p.k };
+    let pd = Dims {
+        m: p.m,
+        n: p.n,
+        k: p.k,
+    };
     let want = reference_rows(pd, &exact_inputs.0, &exact_inputs.1, &rows);
     let (mut e2, mut r2) = (0.0f64, 0.0f64);
     for (ri, &i) in rows.iter().enumerate() {
@@ -482,7 +626,13 @@ pub fn run_matmul(
             r2 += w * w;
         }
     }
-    let rel_error = if e2.is_nan() { f64::INFINITY } else if r2 > 0.0 { (e2 / r2).sqrt() } else { e2.sqrt() };
+    let rel_error = if e2.is_nan() {
+        f64::INFINITY
+    } else if r2 > 0.0 {
+        (e2 / r2).sqrt()
+    } else {
+        e2.sqrt()
+    };
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
     let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
     Ok(PrecisionRun {
@@ -497,21 +647,37 @@ fn result_for(kind: Kind, d: Dims) -> ProbeResult {
     let probe = match kind {
         Kind::Df64 => "matmul_df64",
         Kind::F64 => "matmul_f64",
+        Kind::F16 => "matmul_f16",
     };
-    ProbeResult::new(probe, format!("{probe} {}x{}x{}", d.m, d.n, d.k), "GFLOPS", true)
-        .param("m", d.m)
-        .param("n", d.n)
-        .param("k", d.k)
+    ProbeResult::new(
+        probe,
+        format!("{probe} {}x{}x{}", d.m, d.n, d.k),
+        "GFLOPS",
+        true,
+    )
+    .param("m", d.m)
+    .param("n", d.n)
+    .param("k", d.k)
 }
 
 /// Measures one size: tunes the rows per invocation briefly, measures the best on random
 /// inputs, then checks accuracy on adversarial inputs too.
-fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Option<&SelfTest>) -> ProbeResult {
+fn measure_size(
+    ctx: &Ctx<'_>,
+    kind: Kind,
+    use_fma: bool,
+    d: Dims,
+    self_test: Option<&SelfTest>,
+) -> ProbeResult {
     let mut res = result_for(kind, d);
     if let Some(st) = self_test {
         res = res.param("self_test", st);
     }
-    let tol = if kind == Kind::F64 { F64_TOLERANCE } else { DF64_TOLERANCE };
+    let tol = match kind {
+        Kind::F64 => F64_TOLERANCE,
+        Kind::Df64 => DF64_TOLERANCE,
+        Kind::F16 => F16_TOLERANCE,
+    };
     let tune = Plan {
         warmup: std::time::Duration::ZERO,
         min_warmup_runs: 1,
@@ -522,7 +688,7 @@ fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Op
     };
     let mut best: Option<(f64, u32)> = None;
     for tm in [4u32, 8, 16] {
-        match run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Random, &tune) {
+        match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune) {
             Ok(r) => {
                 let valid = r.rel_error <= tol;
                 res.autotune.push(serde_json::json!({
@@ -539,10 +705,33 @@ fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Op
         }
     }
     let Some((_, tm)) = best else {
-        return res.with_status(Status::Failed, "no kernel configuration produced a valid result");
+        return res.with_status(
+            Status::Failed,
+            "no kernel configuration produced a valid result",
+        );
     };
-    let main = run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Random, &ctx.plan);
-    let adv = run_matmul(ctx.gpu, ctx.timer, kind, tm, use_fma, d, Inputs::Adversarial, &tune);
+    let main = run_matmul(
+        ctx.gpu,
+        ctx.timer,
+        Variant { kind, tm, use_fma },
+        d,
+        Inputs::Random,
+        &ctx.plan,
+    );
+    // Adversarial exponents (2^-24..2^24) are outside f16's range: f16 gets random inputs twice.
+    let adv_inputs = if kind == Kind::F16 {
+        Inputs::Random
+    } else {
+        Inputs::Adversarial
+    };
+    let adv = run_matmul(
+        ctx.gpu,
+        ctx.timer,
+        Variant { kind, tm, use_fma },
+        d,
+        adv_inputs,
+        &tune,
+    );
     match (main, adv) {
         (Ok(m), Ok(a)) => {
             let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
@@ -564,7 +753,11 @@ fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Op
                 passed: worst <= tol,
                 detail: Some(format!(
                     "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
-                    m.rel_error, bits(m.rel_error), a.rel_error, bits(a.rel_error), m.rows_checked
+                    m.rel_error,
+                    bits(m.rel_error),
+                    a.rel_error,
+                    bits(a.rel_error),
+                    m.rows_checked
                 )),
             });
             res.timing = Some(m.timing);
@@ -573,7 +766,10 @@ fn measure_size(ctx: &Ctx<'_>, kind: Kind, use_fma: bool, d: Dims, self_test: Op
                 res.value = Some(m.gflops);
                 res
             } else {
-                res.with_status(Status::Failed, format!("validation failed: error {worst:.3e} > tolerance {tol:.0e}"))
+                res.with_status(
+                    Status::Failed,
+                    format!("validation failed: error {worst:.3e} > tolerance {tol:.0e}"),
+                )
             }
         }
         (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
@@ -594,27 +790,110 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         }
         (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
         match &st {
-            Err(e) => emit(result_for(Kind::Df64, d).with_status(Status::Failed, format!("self-test could not run: {e:#}"))),
-            Ok(s) if !s.usable => emit(
+            Err(e) => emit(
                 result_for(Kind::Df64, d)
-                    .param("self_test", s)
-                    .with_status(Status::Failed, format!("df64 building blocks are not exact on this adapter: {}", s.reason.clone().unwrap_or_default())),
+                    .with_status(Status::Failed, format!("self-test could not run: {e:#}")),
             ),
+            Ok(s) if !s.usable => {
+                emit(result_for(Kind::Df64, d).param("self_test", s).with_status(
+                    Status::Failed,
+                    format!(
+                        "df64 building blocks are not exact on this adapter: {}",
+                        s.reason.clone().unwrap_or_default()
+                    ),
+                ))
+            }
             Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s))),
         }
     }
-    for &d in &sizes {
-        if !ctx.gpu.has(wgpu::Features::SHADER_F64) {
-            emit(result_for(Kind::F64, d).with_status(Status::Unsupported, "the adapter has no SHADER_F64"));
-            continue;
+    for (kind, feature, fname) in [
+        (Kind::F64, wgpu::Features::SHADER_F64, "SHADER_F64"),
+        (Kind::F16, wgpu::Features::SHADER_F16, "SHADER_F16"),
+    ] {
+        for &d in &sizes {
+            if !ctx.gpu.has(feature) {
+                emit(
+                    result_for(kind, d)
+                        .with_status(Status::Unsupported, format!("the adapter has no {fname}")),
+                );
+                continue;
+            }
+            if Instant::now() > ctx.deadline {
+                emit(result_for(kind, d).with_status(Status::Skipped, "time budget spent"));
+                continue;
+            }
+            (ctx.progress)(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));
+            emit(measure_size(ctx, kind, false, d, None));
         }
-        if Instant::now() > ctx.deadline {
-            emit(result_for(Kind::F64, d).with_status(Status::Skipped, "time budget spent"));
-            continue;
-        }
-        (ctx.progress)(&format!("matmul f64 {}x{}x{}", d.m, d.n, d.k));
-        emit(measure_size(ctx, Kind::F64, false, d, None));
     }
+}
+
+/// The side-by-side summary of a run's precisions: FP32, df64, f64 (and f16 where
+/// measured) at the largest size all of them share, the df64:FP32 and f64:FP32 speed ratios,
+/// and which double path is faster on this adapter (what the HPC scenario uses).
+pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
+    let ok = |family: &str| -> Vec<(usize, f64)> {
+        probes
+            .iter()
+            .filter(|p| p.probe == family && p.status == Status::Ok)
+            .filter_map(|p| {
+                let n = p.params.get("m")?.as_u64()? as usize;
+                Some((n, p.value.as_ref()?.median))
+            })
+            .collect()
+    };
+    let (f32s, dfs, f64s, f16s) = (
+        ok("matmul_f32"),
+        ok("matmul_df64"),
+        ok("matmul_f64"),
+        ok("matmul_f16"),
+    );
+    let at = |v: &[(usize, f64)], n: usize| v.iter().find(|x| x.0 == n).map(|x| x.1);
+    // The largest size with FP32 and at least one double figure.
+    let n = f32s
+        .iter()
+        .map(|x| x.0)
+        .filter(|&n| at(&dfs, n).is_some() || at(&f64s, n).is_some())
+        .max()?;
+    let fp32 = at(&f32s, n)?;
+    let df = at(&dfs, n);
+    let f64v = at(&f64s, n);
+    let f16 = at(&f16s, n);
+    let (path, best) = match (df, f64v) {
+        (Some(d), Some(f)) if f >= d => ("native f64", f),
+        (Some(d), _) => ("emulated df64", d),
+        (None, Some(f)) => ("native f64", f),
+        (None, None) => return None,
+    };
+    let mut r = ProbeResult::new(
+        "double_precision",
+        "double precision: best path",
+        "GFLOPS",
+        true,
+    )
+    .param("size", n)
+    .param("fp32_gflops", fp32)
+    .param("df64_gflops", df)
+    .param("f64_gflops", f64v)
+    .param("f16_gflops", f16)
+    .param("df64_to_fp32", df.map(|d| d / fp32))
+    .param("f64_to_fp32", f64v.map(|f| f / fp32))
+    .param("faster_double_path", path);
+    r.status = Status::Ok;
+    r.value = Summary::of(&[best]);
+    r.reason = Some(format!(
+        "at {n}^3: FP32 {fp32:.1}{}{}{}; {path} is the faster double",
+        df.map_or(String::new(), |d| format!(
+            ", df64 {d:.2} (1/{:.0} of FP32)",
+            fp32 / d
+        )),
+        f64v.map_or(String::new(), |f| format!(
+            ", f64 {f:.2} (1/{:.1} of FP32)",
+            fp32 / f
+        )),
+        f16.map_or(String::new(), |h| format!(", f16 {h:.1}")),
+    ));
+    Some(r)
 }
 
 #[cfg(test)]
@@ -637,56 +916,4 @@ mod tests {
         assert_eq!(significant_bits(1.5), 2);
         assert_eq!(significant_bits(f32::from_bits(0x3f80_0001)), 24);
     }
-}
-
-/// The side-by-side summary of a run's precisions: FP32, df64, f64 (and f16 where
-/// measured) at the largest size all of them share, the df64:FP32 and f64:FP32 speed ratios,
-/// and which double path is faster on this adapter (what the HPC scenario uses).
-pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
-    let ok = |family: &str| -> Vec<(usize, f64)> {
-        probes
-            .iter()
-            .filter(|p| p.probe == family && p.status == Status::Ok)
-            .filter_map(|p| {
-                let n = p.params.get("m")?.as_u64()? as usize;
-                Some((n, p.value.as_ref()?.median))
-            })
-            .collect()
-    };
-    let (f32s, dfs, f64s, f16s) = (ok("matmul_f32"), ok("matmul_df64"), ok("matmul_f64"), ok("matmul_f16"));
-    let at = |v: &[(usize, f64)], n: usize| v.iter().find(|x| x.0 == n).map(|x| x.1);
-    // The largest size with FP32 and at least one double figure.
-    let n = f32s
-        .iter()
-        .map(|x| x.0)
-        .filter(|&n| at(&dfs, n).is_some() || at(&f64s, n).is_some())
-        .max()?;
-    let fp32 = at(&f32s, n)?;
-    let df = at(&dfs, n);
-    let f64v = at(&f64s, n);
-    let f16 = at(&f16s, n);
-    let (path, best) = match (df, f64v) {
-        (Some(d), Some(f)) if f >= d => ("native f64", f),
-        (Some(d), _) => ("emulated df64", d),
-        (None, Some(f)) => ("native f64", f),
-        (None, None) => return None,
-    };
-    let mut r = ProbeResult::new("double_precision", "double precision: best path", "GFLOPS", true)
-        .param("size", n)
-        .param("fp32_gflops", fp32)
-        .param("df64_gflops", df)
-        .param("f64_gflops", f64v)
-        .param("f16_gflops", f16)
-        .param("df64_to_fp32", df.map(|d| d / fp32))
-        .param("f64_to_fp32", f64v.map(|f| f / fp32))
-        .param("faster_double_path", path);
-    r.status = Status::Ok;
-    r.value = Summary::of(&[best]);
-    r.reason = Some(format!(
-        "at {n}^3: FP32 {fp32:.1}{}{}{}; {path} is the faster double",
-        df.map_or(String::new(), |d| format!(", df64 {d:.2} (1/{:.0} of FP32)", fp32 / d)),
-        f64v.map_or(String::new(), |f| format!(", f64 {f:.2} (1/{:.1} of FP32)", fp32 / f)),
-        f16.map_or(String::new(), |h| format!(", f16 {h:.1}")),
-    ));
-    Some(r)
 }
