@@ -1,5 +1,5 @@
 // Matmul in double-float: C = A * B with every element a (hi, lo) pair of f32 planes and
-// df64 accumulation. Each invocation computes TM rows x 4 columns (one vec4 of each plane);
+// df64 accumulation (df_fma_sloppy: see df64.wgsl). Each invocation computes TM rows x 4 columns (one vec4 of each plane);
 // the workgroup shares its rows, so A is read once per row and k for all lanes. The host
 // prepends `const TM` and pads M, N, K to tile multiples (zeros are exact in df64).
 // Needs df64.wgsl (prepended by the host).
@@ -27,7 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         for (var m = 0u; m < TM; m++) {
             let ai = (row0 + m) * dims.k + k;
             let a = DF(vec4<f32>(a_hi[ai]), vec4<f32>(a_lo[ai]));
-            acc[m] = df_fma(a, b, acc[m]);
+            acc[m] = df_fma_sloppy(a, b, acc[m]);
         }
     }
     for (var m = 0u; m < TM; m++) {
