@@ -70,6 +70,21 @@ impl MatmulCheck {
 /// Work budget for the exact row check (multiply-adds); beyond it rows are sampled evenly.
 const EXACT_CHECK_BUDGET: usize = 1 << 27;
 
+/// The rows of an m x n x k product to check exactly within `budget` multiply-adds: all of
+/// them when affordable, else evenly spaced ones, always with the first and last (tile
+/// edges live there).
+pub fn rows_to_check(d: Dims, budget: usize) -> Vec<usize> {
+    let max_rows = (budget / (d.n * d.k).max(1)).clamp(1, d.m.max(1));
+    if max_rows >= d.m {
+        return (0..d.m).collect();
+    }
+    let mut r: Vec<usize> = (0..max_rows)
+        .map(|t| t * (d.m - 1) / (max_rows - 1).max(1))
+        .collect();
+    r.dedup();
+    r
+}
+
 /// Checks `c` (m x n) against A * B computed in f64 on the CPU.
 /// A row-major matrix view with a leading dimension (the GPU may use padded matrices).
 #[derive(Clone, Copy, Debug)]
@@ -87,19 +102,7 @@ pub fn check_matmul(d: Dims, a: View<'_>, b: View<'_>, c: View<'_>, rng: &mut Rn
             .filter(|x| !x.is_finite())
             .count();
     }
-    // Exact check of a set of rows (all of them when affordable).
-    let per_row = d.n * d.k;
-    let max_rows = (EXACT_CHECK_BUDGET / per_row.max(1)).clamp(1, d.m);
-    let rows: Vec<usize> = if max_rows >= d.m {
-        (0..d.m).collect()
-    } else {
-        // Evenly spaced, always including the first and last row (tile edges live there).
-        let mut r: Vec<usize> = (0..max_rows)
-            .map(|t| t * (d.m - 1) / (max_rows - 1).max(1))
-            .collect();
-        r.dedup();
-        r
-    };
+    let rows = rows_to_check(d, EXACT_CHECK_BUDGET);
     let mut err2 = 0.0f64;
     let mut ref2 = 0.0f64;
     let mut acc = vec![0.0f64; d.n];

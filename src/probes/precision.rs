@@ -599,18 +599,8 @@ pub fn run_matmul(
             .map(f64::from)
             .collect(),
     };
-    // Exact check of evenly spaced rows (all of them when affordable).
-    let budget = 1usize << 26;
-    let max_rows = (budget / (d.n * d.k).max(1)).clamp(1, d.m);
-    let rows: Vec<usize> = if max_rows >= d.m {
-        (0..d.m).collect()
-    } else {
-        let mut r: Vec<usize> = (0..max_rows)
-            .map(|t| t * (d.m - 1) / (max_rows - 1).max(1))
-            .collect();
-        r.dedup();
-        r
-    };
+    // Compensated f64 costs more than the f32 check: half its budget.
+    let rows = crate::reference::rows_to_check(d, 1 << 26);
     let pd = Dims {
         m: p.m,
         n: p.n,
