@@ -19,6 +19,7 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Catalog(a)) => catalog(a),
         Some(Command::Rank(a)) => rank_cmd(a),
         Some(Command::Run(a)) => main_job(a),
+        Some(Command::Compare(a)) => compare_cmd(a),
         None => main_job(cli::RunArgs {
             select: cli::AdapterArgs {
                 adapter: adapter::AdapterChoice::Best,
@@ -251,6 +252,41 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         println!("{}", report::rank::table(&r, true));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
+    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+        bail!(
+            "--threshold {}: expected a non-negative percentage",
+            a.threshold
+        );
+    }
+    let base = ResultsFile::load(&a.base)?;
+    let new = ResultsFile::load(&a.new)?;
+    if let Some(d) = crate::compare::adapter_difference(&base, &new)
+        && !a.force
+    {
+        bail!("the files are from different adapters ({d}); rerun with --force to compare anyway");
+    }
+    let c = crate::compare::compare(
+        &a.base.display().to_string(),
+        &base,
+        &a.new.display().to_string(),
+        &new,
+        a.threshold / 100.0,
+    );
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else if a.markdown {
+        print!("{}", report::compare::markdown(&c));
+    } else {
+        println!("{}", report::compare::table(&c));
+    }
+    Ok(if c.regressions() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {

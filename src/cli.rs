@@ -34,6 +34,29 @@ pub enum Command {
     /// The main job: a quick bench of this machine, then every scenario ranked, showing where
     /// this machine stands.
     Run(RunArgs),
+    /// Compare two results files probe by probe (NEW against BASE): faster, slower or the
+    /// same within the recorded noise, and validation changes. Exit status 1 when a probe
+    /// is slower beyond the threshold and the noise, or newly fails.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The reference results file.
+    pub base: PathBuf,
+    /// The results file to judge.
+    pub new: PathBuf,
+    /// Slow-down (percent) beyond the noise that counts as a regression.
+    #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
+    pub threshold: f64,
+    /// Compare results of different adapters (otherwise refused).
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Markdown, for a pull-request comment.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod catalog;
 pub mod catalog_csv;
 pub mod cli;
+pub mod compare;
 pub mod gpu;
 pub mod host;
 pub mod probes;

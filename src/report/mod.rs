@@ -1,5 +1,6 @@
 //! Output for people: terminal tables for devices and results.
 
 pub mod catalog;
+pub mod compare;
 pub mod rank;
 pub mod table;

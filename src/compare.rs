@@ -1,0 +1,201 @@
+//! Regression compare of two results files: per probe the speed ratio NEW/BASE with a
+//! verdict that respects the recorded spread, validation changes, probes added or missing.
+
+use crate::results::{ProbeResult, ResultsFile, Status};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    SameWithinNoise,
+    /// Ok in BASE, failed (or no figure) in NEW: a regression.
+    NowFailing,
+    /// Failed in BASE, ok in NEW.
+    Fixed,
+    /// Neither run has a figure (both failed, skipped or unsupported).
+    NoFigure,
+    Added,
+    Missing,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "SLOWER",
+            Verdict::SameWithinNoise => "same within noise",
+            Verdict::NowFailing => "NOW FAILING",
+            Verdict::Fixed => "fixed",
+            Verdict::NoFigure => "no figure",
+            Verdict::Added => "added",
+            Verdict::Missing => "missing",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub probe: String,
+    pub unit: String,
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    /// NEW/BASE for figures where higher is better, BASE/NEW for latencies: above 1 is
+    /// better either way.
+    pub speedup: Option<f64>,
+    /// Half the larger relative spread (max - min) / median of the two runs.
+    pub noise: Option<f64>,
+    pub verdict: Verdict,
+    /// True when this row makes `compare` exit non-zero.
+    pub regression: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub base: String,
+    pub new: String,
+    pub threshold: f64,
+    pub same_adapter: bool,
+    pub adapter_note: Option<String>,
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> usize {
+        self.rows.iter().filter(|r| r.regression).count()
+    }
+}
+
+fn figure(p: &ProbeResult) -> Option<(f64, f64)> {
+    if p.status != Status::Ok {
+        return None;
+    }
+    let v = p.value.as_ref()?;
+    (v.median > 0.0).then(|| (v.median, v.rel_spread()))
+}
+
+/// Whether two results files describe the same adapter (name, backend and driver).
+pub fn adapter_difference(a: &ResultsFile, b: &ResultsFile) -> Option<String> {
+    let desc = |r: &ResultsFile| {
+        format!(
+            "{} ({}, {} {})",
+            r.adapter.name, r.adapter.backend, r.adapter.driver, r.adapter.driver_info
+        )
+    };
+    (desc(a) != desc(b)).then(|| format!("BASE is {}, NEW is {}", desc(a), desc(b)))
+}
+
+/// Compares NEW against BASE. A probe is a regression when it is slower by more than both
+/// the threshold and the noise, or when it passed in BASE and fails in NEW.
+pub fn compare(
+    base_name: &str,
+    base: &ResultsFile,
+    new_name: &str,
+    new: &ResultsFile,
+    threshold: f64,
+) -> Comparison {
+    let mut rows = Vec::new();
+    // Derived rows (the precision summary) repeat other probes' figures: not compared.
+    let measured = |p: &&ProbeResult| p.probe != "double_precision";
+    for b in base.probes.iter().filter(measured) {
+        let n = new.probes.iter().find(|p| p.name == b.name);
+        let Some(n) = n else {
+            rows.push(Row {
+                probe: b.name.clone(),
+                unit: b.unit.clone(),
+                base: figure(b).map(|f| f.0),
+                new: None,
+                speedup: None,
+                noise: None,
+                verdict: Verdict::Missing,
+                regression: false,
+            });
+            continue;
+        };
+        let (fb, fn_) = (figure(b), figure(n));
+        let row = match (fb, fn_) {
+            (Some((vb, sb)), Some((vn, sn))) => {
+                let speedup = if b.higher_is_better { vn / vb } else { vb / vn };
+                let noise = sb.max(sn) / 2.0;
+                let verdict = if (speedup - 1.0).abs() <= noise {
+                    Verdict::SameWithinNoise
+                } else if speedup > 1.0 {
+                    Verdict::Faster
+                } else {
+                    Verdict::Slower
+                };
+                let regression = verdict == Verdict::Slower && speedup < 1.0 - threshold;
+                Row {
+                    probe: b.name.clone(),
+                    unit: b.unit.clone(),
+                    base: Some(vb),
+                    new: Some(vn),
+                    speedup: Some(speedup),
+                    noise: Some(noise),
+                    verdict,
+                    regression,
+                }
+            }
+            (Some((vb, _)), None) => Row {
+                probe: b.name.clone(),
+                unit: b.unit.clone(),
+                base: Some(vb),
+                new: None,
+                speedup: None,
+                noise: None,
+                // Failed (or lost its figure) where it used to pass.
+                verdict: if n.status == Status::Failed {
+                    Verdict::NowFailing
+                } else {
+                    Verdict::NoFigure
+                },
+                regression: n.status == Status::Failed,
+            },
+            (None, Some((vn, _))) => Row {
+                probe: b.name.clone(),
+                unit: b.unit.clone(),
+                base: None,
+                new: Some(vn),
+                speedup: None,
+                noise: None,
+                verdict: Verdict::Fixed,
+                regression: false,
+            },
+            (None, None) => Row {
+                probe: b.name.clone(),
+                unit: b.unit.clone(),
+                base: None,
+                new: None,
+                speedup: None,
+                noise: None,
+                verdict: Verdict::NoFigure,
+                regression: b.status == Status::Ok && n.status == Status::Failed,
+            },
+        };
+        rows.push(row);
+    }
+    for n in new.probes.iter().filter(measured) {
+        if !base.probes.iter().any(|b| b.name == n.name) {
+            rows.push(Row {
+                probe: n.name.clone(),
+                unit: n.unit.clone(),
+                base: None,
+                new: figure(n).map(|f| f.0),
+                speedup: None,
+                noise: None,
+                verdict: Verdict::Added,
+                regression: false,
+            });
+        }
+    }
+    let note = adapter_difference(base, new);
+    Comparison {
+        base: base_name.into(),
+        new: new_name.into(),
+        threshold,
+        same_adapter: note.is_none(),
+        adapter_note: note,
+        rows,
+    }
+}

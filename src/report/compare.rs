@@ -1,0 +1,95 @@
+//! `gpuvalue compare` output: terminal table and Markdown (for a pull-request comment).
+
+use crate::compare::{Comparison, Row};
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| {
+        if x.abs() >= 100.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.3}")
+        }
+    })
+}
+
+fn ratio(r: &Row) -> String {
+    match (r.speedup, r.noise) {
+        (Some(s), Some(n)) => format!("{s:.3}x (noise ±{:.1}%)", 100.0 * n),
+        _ => "-".into(),
+    }
+}
+
+#[derive(Tabled)]
+struct Line {
+    probe: String,
+    base: String,
+    new: String,
+    unit: String,
+    #[tabled(rename = "speed-up")]
+    speedup: String,
+    verdict: String,
+}
+
+fn lines(c: &Comparison) -> Vec<Line> {
+    c.rows
+        .iter()
+        .map(|r| Line {
+            probe: r.probe.clone(),
+            base: num(r.base),
+            new: num(r.new),
+            unit: r.unit.clone(),
+            speedup: ratio(r),
+            verdict: if r.regression {
+                format!("{} (regression)", r.verdict.name())
+            } else {
+                r.verdict.name().into()
+            },
+        })
+        .collect()
+}
+
+fn heading(c: &Comparison) -> String {
+    let mut s = format!(
+        "BASE {}  ->  NEW {}; regression threshold {:.1}% beyond noise",
+        c.base,
+        c.new,
+        100.0 * c.threshold
+    );
+    if let Some(n) = &c.adapter_note {
+        s.push_str(&format!("\nWARNING: different adapters: {n}"));
+    }
+    s
+}
+
+fn footer(c: &Comparison) -> String {
+    match c.regressions() {
+        0 => "no regressions".to_string(),
+        n => format!("{n} regression(s)"),
+    }
+}
+
+pub fn table(c: &Comparison) -> String {
+    format!(
+        "{}\n{}\n{}",
+        heading(c),
+        Table::new(lines(c)).with(Style::rounded()),
+        footer(c)
+    )
+}
+
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = format!(
+        "{}\n\n| probe | base | new | unit | speed-up | verdict |\n|---|---|---|---|---|---|\n",
+        heading(c)
+    );
+    for l in lines(c) {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            l.probe, l.base, l.new, l.unit, l.speedup, l.verdict
+        ));
+    }
+    s.push_str(&format!("\n**{}**\n", footer(c)));
+    s
+}
