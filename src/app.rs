@@ -20,6 +20,7 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Rank(a)) => rank_cmd(a),
         Some(Command::Run(a)) => main_job(a),
         Some(Command::Compare(a)) => compare_cmd(a),
+        Some(Command::Report(a)) => report_cmd(a),
         None => main_job(cli::RunArgs {
             select: cli::AdapterArgs {
                 adapter: adapter::AdapterChoice::Best,
@@ -251,6 +252,34 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     } else {
         println!("{}", report::rank::table(&r, true));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    let c = load_catalog(&a.settings.source)?;
+    let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
+    let chosen: Vec<&crate::scenario::Scenario> = if a.scenario.is_empty() {
+        scenarios.scenarios.iter().collect()
+    } else {
+        a.scenario
+            .iter()
+            .map(|id| scenarios.get(id).context("--scenario"))
+            .collect::<Result<_>>()?
+    };
+    let results = load_results(&a.results)?;
+    let opts = rank_options(&a.settings)?;
+    let findings = c.check();
+    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    let ranks = chosen
+        .iter()
+        .map(|s| rank::rank(&c, &findings, s, &results, &opts))
+        .collect::<Result<Vec<_>>>()?;
+    let (html, md) = report::html::render(&results, &ranks, &c);
+    report::html::write(&a.out, &html, &md)?;
+    println!(
+        "report written to {}/report.html and report.md",
+        a.out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

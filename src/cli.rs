@@ -38,6 +38,24 @@ pub enum Command {
     /// same within the recorded noise, and validation changes. Exit status 1 when a probe
     /// is slower beyond the threshold and the noise, or newly fails.
     Compare(CompareArgs),
+    /// Write report.html (self-contained: inline CSS and SVG charts) and report.md from
+    /// results files: devices, probes, rooflines, and value and cost charts per scenario.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results files from `gpuvalue bench`.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Scenarios to rank (repeatable; default: all).
+    #[arg(long, short = 's')]
+    pub scenario: Vec<String>,
+    /// Output directory (replaced as a whole when the report is complete).
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub settings: RankSettings,
 }
 
 #[derive(Args, Debug)]

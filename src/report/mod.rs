@@ -2,5 +2,7 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod html;
 pub mod rank;
+pub mod svg;
 pub mod table;

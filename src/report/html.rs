@@ -1,0 +1,425 @@
+//! `gpuvalue report`: one self-contained HTML file (inline CSS and SVG, nothing fetched)
+//! and a Markdown twin, from results files, the catalog and scenarios. Written into a
+//! temporary directory and renamed into place, so no partial report is ever left.
+
+use super::svg::{self, Bar, Ceiling, Point};
+use crate::catalog::Catalog;
+use crate::rank::{RankReport, Source};
+use crate::results::{ResultsFile, Status};
+use anyhow::{Context, Result, bail};
+use std::fmt::Write;
+use std::path::Path;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn num(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Bytes a matmul must move at least (A, B read once, C written once) per element size.
+fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
+    2.0 * m * n * k / (in_bytes * (m * k + k * n) + out_bytes * m * n)
+}
+
+fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
+    let best = |family: &str| {
+        r.probes
+            .iter()
+            .filter(|p| p.probe == family && p.status == Status::Ok)
+            .filter_map(|p| p.value.as_ref().map(|v| v.median))
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let mut ceilings = Vec::new();
+    for (family, label) in [
+        ("matmul_f32", "FP32 matmul"),
+        ("matmul_f16", "f16 matmul"),
+        ("matmul_f64", "f64 matmul"),
+        ("matmul_df64", "df64 matmul"),
+    ] {
+        if let Some(g) = best(family) {
+            ceilings.push(Ceiling {
+                label: format!("{label} (measured)"),
+                gflops: g,
+                datasheet: false,
+            });
+        }
+    }
+    let mut bandwidths = Vec::new();
+    if let Some(bw) = r
+        .probes
+        .iter()
+        .find(|p| p.name == "stream triad" && p.status == Status::Ok)
+        .and_then(|p| p.value.as_ref())
+    {
+        bandwidths.push(("STREAM triad (measured)".to_string(), bw.median, false));
+    }
+    if let Some(gpu) = catalog.match_adapter(&r.adapter.name) {
+        if let Some(t) = gpu.fp32_tflops {
+            ceilings.push(Ceiling {
+                label: "FP32 datasheet".into(),
+                gflops: t * 1e3,
+                datasheet: true,
+            });
+        }
+        if let Some(t) = gpu.fp64_vector_tflops {
+            ceilings.push(Ceiling {
+                label: "FP64 datasheet".into(),
+                gflops: t * 1e3,
+                datasheet: true,
+            });
+        }
+        if let Some(b) = gpu.bandwidth_gbps {
+            bandwidths.push(("datasheet bandwidth".to_string(), b, true));
+        }
+    }
+    let mut points = Vec::new();
+    for p in r.probes.iter().filter(|p| p.status == Status::Ok) {
+        let (inb, outb) = match p.probe.as_str() {
+            "matmul_f32" => (4.0, 4.0),
+            "matmul_df64" | "matmul_f64" => (8.0, 8.0),
+            "matmul_f16" => (2.0, 4.0),
+            _ => continue,
+        };
+        let g = |k: &str| p.params.get(k).and_then(|v| v.as_f64());
+        if let (Some(m), Some(n), Some(k), Some(v)) = (g("m"), g("n"), g("k"), p.value.as_ref()) {
+            points.push(Point {
+                label: format!("{}: {} GFLOPS", p.name, num(v.median)),
+                intensity: intensity(m, n, k, inb, outb),
+                gflops: v.median,
+            });
+        }
+    }
+    svg::roofline(
+        &format!("Roofline: {}", r.adapter.name),
+        &bandwidths,
+        &ceilings,
+        &points,
+    )
+}
+
+fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
+    let a = &r.adapter;
+    let _ = write!(s, "<section class=\"device\"><h2>{}</h2>", esc(&a.name));
+    let kind = if a.software {
+        "<strong class=\"warn\">software adapter</strong> (the CPU; not GPU figures)"
+    } else {
+        "hardware"
+    };
+    let _ = write!(
+        s,
+        "<table class=\"kv\"><tr><th>adapter</th><td>{} ({} {}, {})</td></tr><tr><th>driver</th><td>{} {}</td></tr><tr><th>kind</th><td>{kind}</td></tr><tr><th>host</th><td>{} ({}, {} threads)</td></tr><tr><th>date</th><td>{}</td></tr><tr><th>tool</th><td>gpuvalue {} ({})</td></tr><tr><th>file</th><td>{}</td></tr></table>",
+        esc(&a.name),
+        esc(&a.vendor),
+        esc(&a.device_type),
+        esc(&a.backend),
+        esc(&a.driver),
+        esc(&a.driver_info),
+        esc(&r.host.hostname),
+        esc(&r.host.cpu_model),
+        r.host.cpu_threads,
+        esc(&r.created),
+        esc(&r.tool.version),
+        esc(&r.tool.git_commit),
+        esc(name)
+    );
+    s.push_str("<table class=\"probes\"><tr><th>probe</th><th>status</th><th>median</th><th>min</th><th>max</th><th>unit</th><th>n</th><th>timing</th><th>validation error</th></tr>");
+    for p in &r.probes {
+        let (med, min, max, n) = match (&p.value, p.status) {
+            (Some(v), Status::Ok) => (num(v.median), num(v.min), num(v.max), v.n.to_string()),
+            _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        let val = p.validation.as_ref().map_or("-".into(), |v| {
+            format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
+        });
+        let timing = p
+            .timing
+            .as_ref()
+            .map_or("-".into(), |t| format!("{}", t.method));
+        let cls = if p.status == Status::Failed {
+            " class=\"fail\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            s,
+            "<tr{cls}><td>{}</td><td>{}</td><td>{med}</td><td>{min}</td><td>{max}</td><td>{}</td><td>{n}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.name),
+            p.status,
+            esc(&p.unit),
+            esc(&timing),
+            esc(&val)
+        );
+    }
+    s.push_str("</table>");
+    let _ = write!(
+        s,
+        "<figure>{}<figcaption>Measured ceilings solid, datasheet ceilings dashed; points are the matmul sizes at their arithmetic intensity (A and B read once, C written once).</figcaption></figure></section>",
+        roofline(r, catalog)
+    );
+}
+
+fn scenario_html(s: &mut String, rep: &RankReport) {
+    let _ = write!(
+        s,
+        "<section class=\"scenario\"><h2>Scenario {}: {}</h2><p>Job: {}.",
+        esc(&rep.scenario.id),
+        esc(&rep.scenario.description),
+        esc(&rep.job)
+    );
+    if let Some(j) = &rep.scenario.job {
+        let _ = write!(s, " Assumption: {}.", esc(&j.assumption));
+    }
+    let _ = write!(
+        s,
+        "</p><p>Prices: {} in {} ({}).</p>",
+        esc(&rep.pricing),
+        esc(&rep.currency),
+        esc(&rep.currency_rate)
+    );
+    for e in &rep.efficiencies {
+        let _ = write!(
+            s,
+            "<p class=\"note\">Estimates of {} use efficiency {:.2} ({}: {}).</p>",
+            esc(&e.figure),
+            e.factor,
+            esc(&e.origin),
+            esc(&e.basis)
+        );
+    }
+    let top: Vec<_> = rep.rows.iter().take(15).collect();
+    let label = |x: &crate::rank::RankRow| {
+        format!(
+            "{} {} ({}x {})",
+            x.provider, x.instance_type, x.gpu_count, x.gpu_name
+        )
+    };
+    let value: Vec<Bar> = top
+        .iter()
+        .map(|x| Bar {
+            label: label(x),
+            value: 1000.0 * x.jobs_per_currency_unit,
+            estimated: x.basis != Source::Measured,
+        })
+        .collect();
+    let cost: Vec<Bar> = top
+        .iter()
+        .map(|x| Bar {
+            label: label(x),
+            value: x.cost_per_job,
+            estimated: x.basis != Source::Measured,
+        })
+        .collect();
+    let _ = write!(
+        s,
+        "<figure>{}</figure>",
+        svg::bars(
+            &format!("Value, {}: jobs per 1000 {}", rep.scenario.id, rep.currency),
+            &format!("jobs per 1000 {}", rep.currency),
+            &value
+        )
+    );
+    let _ = write!(
+        s,
+        "<figure>{}</figure>",
+        svg::bars(
+            &format!("Cost to finish one job, {}", rep.scenario.id),
+            &format!("{} per job", rep.currency),
+            &cost
+        )
+    );
+    s.push_str("<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>price/h</th><th>time/job (h)</th><th>cost/job</th><th>price as of</th></tr>");
+    for x in &rep.rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td></tr>",
+            x.rank,
+            esc(&x.provider),
+            esc(&x.instance_type),
+            esc(&x.region),
+            x.gpu_count,
+            esc(&x.gpu_name),
+            if x.basis == Source::Measured {
+                "measured"
+            } else {
+                "estimated"
+            },
+            num(x.price_per_hour),
+            num(x.hours_per_job),
+            num(x.cost_per_job),
+            esc(&x.price_as_of),
+            esc(&x.price_confidence)
+        );
+    }
+    s.push_str("</table>");
+    for m in &rep.machines {
+        let _ = write!(
+            s,
+            "<p>Measured machine {}: {}.</p>",
+            esc(&m.adapter),
+            m.hours_per_job.map_or(
+                "a figure this scenario needs was not measured".into(),
+                |h| format!("{} hours per job", num(h))
+            )
+        );
+    }
+    s.push_str("</section>");
+}
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left}\
+th{background:#f3f3f3}tr.fail td{background:#fde0e0}.warn{color:#b00}.note{color:#555;font-size:.9em}\
+figure{margin:1em 0}svg.chart{max-width:100%;height:auto;border:1px solid #eee}";
+
+/// Builds the HTML and Markdown texts.
+pub fn render(
+    results: &[(String, ResultsFile)],
+    ranks: &[RankReport],
+    catalog: &Catalog,
+) -> (String, String) {
+    let now = crate::results::now_rfc3339();
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>gpuvalue report</title><style>{CSS}</style></head><body><h1>gpuvalue report</h1><p>Generated {now} by gpuvalue {}. Every figure below comes from the results files named; instance figures marked <em>estimated</em> are datasheet peaks times the stated efficiency.</p>",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut m = format!(
+        "# gpuvalue report\n\nGenerated {now} by gpuvalue {}.\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (name, r) in results {
+        device_html(&mut h, name, r, catalog);
+        let _ = write!(
+            m,
+            "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n",
+            r.adapter.name,
+            r.adapter.vendor,
+            r.adapter.device_type,
+            r.adapter.backend,
+            r.adapter.driver,
+            r.adapter.driver_info,
+            if r.adapter.software {
+                "**software adapter**"
+            } else {
+                "hardware"
+            },
+            r.created,
+            r.tool.version,
+            r.tool.git_commit,
+            name
+        );
+        for p in &r.probes {
+            let (med, min, max, n) = match (&p.value, p.status) {
+                (Some(v), Status::Ok) => (num(v.median), num(v.min), num(v.max), v.n.to_string()),
+                _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            let val = p.validation.as_ref().map_or("-".into(), |v| {
+                format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
+            });
+            let _ = writeln!(
+                m,
+                "| {} | {} | {med} | {min} | {max} | {} | {n} | {val} |",
+                p.name, p.status, p.unit
+            );
+        }
+    }
+    for rep in ranks {
+        scenario_html(&mut h, rep);
+        let _ = write!(
+            m,
+            "\n## Scenario {}\n\n{}",
+            rep.scenario.id,
+            crate::report::rank::markdown(rep)
+        );
+    }
+    // The catalog's dates, so a reader can judge how fresh the prices are.
+    let mut dates: Vec<&str> = catalog.instances.iter().map(|i| i.as_of.as_str()).collect();
+    dates.sort();
+    dates.dedup();
+    let rates: Vec<String> = catalog
+        .currencies
+        .iter()
+        .map(|(c, r)| format!("{c} {} per USD as of {}", r.per_usd, r.as_of))
+        .collect();
+    let _ = writeln!(
+        h,
+        "<section><h2>Catalog</h2><p>{} instances, prices as of {}; exchange rates: {}.</p></section></body></html>",
+        catalog.instances.len(),
+        esc(&dates.join(", ")),
+        esc(&rates.join("; "))
+    );
+    let _ = write!(
+        m,
+        "\n## Catalog\n\n{} instances, prices as of {}; exchange rates: {}.\n",
+        catalog.instances.len(),
+        dates.join(", "),
+        rates.join("; ")
+    );
+    (h, m)
+}
+
+/// Writes `report.html` and `report.md` into `out`, via a temporary directory renamed into
+/// place: a failure leaves no partial report.
+pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.exists() {
+        bail!(
+            "--out {}: the parent directory {} does not exist",
+            out.display(),
+            parent.display()
+        );
+    }
+    if out.exists() && !out.is_dir() {
+        bail!("--out {}: exists and is not a directory", out.display());
+    }
+    let name = out
+        .file_name()
+        .with_context(|| format!("--out {}: not a directory path", out.display()))?;
+    let tmp = parent.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> Result<()> {
+        std::fs::create_dir_all(&tmp).with_context(|| {
+            format!(
+                "--out {}: cannot write in {}",
+                out.display(),
+                parent.display()
+            )
+        })?;
+        std::fs::write(tmp.join("report.html"), html)?;
+        std::fs::write(tmp.join("report.md"), md)?;
+        if out.exists() {
+            let old = parent.join(format!(
+                ".{}.old-{}",
+                name.to_string_lossy(),
+                std::process::id()
+            ));
+            std::fs::rename(out, &old)?;
+            std::fs::rename(&tmp, out)?;
+            let _ = std::fs::remove_dir_all(&old);
+        } else {
+            std::fs::rename(&tmp, out)?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result
+}
