@@ -392,6 +392,9 @@ pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
             .collect();
     }
     v.retain(|c| c.unfit_reason(&gpu.limits).is_none());
+    // Wide subgroups make some shapes coincide: keep the first of each.
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|c| seen.insert(c.clone()));
     v
 }
 
