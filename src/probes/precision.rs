@@ -529,46 +529,38 @@ pub fn run_matmul(
             );
             outs = bufs.into_iter().skip(4).collect::<Vec<_>>();
         }
-        Kind::F16 => {
-            let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
-            let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
-            exact_inputs = (
-                ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-                bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-            );
+        // Single-plane kernels: f16 inputs with f32 output, or f64 throughout.
+        Kind::F16 | Kind::F64 => {
+            let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) =
+                if kind == Kind::F16 {
+                    let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
+                    let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
+                    exact_inputs = (
+                        ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                        bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                    );
+                    (
+                        bytemuck::cast_slice(&ah).to_vec(),
+                        bytemuck::cast_slice(&bh).to_vec(),
+                        4,
+                        format!("enable f16;\n{tm_src}{MATMUL_F16_WGSL}"),
+                    )
+                } else {
+                    exact_inputs = (a.clone(), b.clone());
+                    (
+                        bytemuck::cast_slice(&a).to_vec(),
+                        bytemuck::cast_slice(&b).to_vec(),
+                        8,
+                        format!("{tm_src}{MATMUL_F64_WGSL}"),
+                    )
+                };
             let bufs = [
-                gpu.upload("a16", &ah),
-                gpu.upload("b16", &bh),
-                gpu.storage_buffer("c", (p.m * p.n * 4) as u64),
+                gpu.upload("a", &a_bytes),
+                gpu.upload("b", &b_bytes),
+                gpu.storage_buffer("c", (p.m * p.n * c_elem) as u64),
             ];
             gpu.poison(&bufs[2], f32::NAN.to_bits());
-            pipe = pipeline(
-                gpu,
-                "matmul f16",
-                format!("enable f16;\n{tm_src}{MATMUL_F16_WGSL}"),
-                &[("WG", f64::from(WG))],
-            )?;
-            bg = bind(
-                gpu,
-                &pipe,
-                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)],
-            );
-            outs = bufs.into_iter().skip(2).collect::<Vec<_>>();
-        }
-        Kind::F64 => {
-            exact_inputs = (a.clone(), b.clone());
-            let bufs = [
-                gpu.upload("a", &a),
-                gpu.upload("b", &b),
-                gpu.storage_buffer("c", (p.m * p.n * 8) as u64),
-            ];
-            gpu.poison(&bufs[2], f32::NAN.to_bits());
-            pipe = pipeline(
-                gpu,
-                "matmul f64",
-                format!("{tm_src}{MATMUL_F64_WGSL}"),
-                &[("WG", f64::from(WG))],
-            )?;
+            pipe = pipeline(gpu, "matmul", source, &[("WG", f64::from(WG))])?;
             bg = bind(
                 gpu,
                 &pipe,
