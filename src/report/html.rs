@@ -107,6 +107,17 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
     )
 }
 
+/// Median, min, max, samples and validation of a probe, as table cells ("-" where none).
+fn probe_cells(p: &crate::results::ProbeResult) -> [String; 5] {
+    let val = p.validation.as_ref().map_or("-".into(), |v| {
+        format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
+    });
+    match (&p.value, p.status) {
+        (Some(v), Status::Ok) => [num(v.median), num(v.min), num(v.max), v.n.to_string(), val],
+        _ => ["-".into(), "-".into(), "-".into(), "-".into(), val],
+    }
+}
+
 fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
     let a = &r.adapter;
     let _ = write!(s, "<section class=\"device\"><h2>{}</h2>", esc(&a.name));
@@ -134,13 +145,7 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
     );
     s.push_str("<table class=\"probes\"><tr><th>probe</th><th>status</th><th>median</th><th>min</th><th>max</th><th>unit</th><th>n</th><th>timing</th><th>validation error</th></tr>");
     for p in &r.probes {
-        let (med, min, max, n) = match (&p.value, p.status) {
-            (Some(v), Status::Ok) => (num(v.median), num(v.min), num(v.max), v.n.to_string()),
-            _ => ("-".into(), "-".into(), "-".into(), "-".into()),
-        };
-        let val = p.validation.as_ref().map_or("-".into(), |v| {
-            format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
-        });
+        let [med, min, max, n, val] = probe_cells(p);
         let timing = p
             .timing
             .as_ref()
@@ -320,13 +325,7 @@ pub fn render(
             name
         );
         for p in &r.probes {
-            let (med, min, max, n) = match (&p.value, p.status) {
-                (Some(v), Status::Ok) => (num(v.median), num(v.min), num(v.max), v.n.to_string()),
-                _ => ("-".into(), "-".into(), "-".into(), "-".into()),
-            };
-            let val = p.validation.as_ref().map_or("-".into(), |v| {
-                format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
-            });
+            let [med, min, max, n, val] = probe_cells(p);
             let _ = writeln!(
                 m,
                 "| {} | {} | {med} | {min} | {max} | {} | {n} | {val} |",
