@@ -50,6 +50,17 @@ fn two_prod_split(a: vec4<f32>, b: vec4<f32>) -> DF {
     return DF(p, e);
 }
 
+// TwoProduct with the operands' splits given (x = split(a), y = split(b)), for kernels that
+// reuse one split across many products; FMA-based where the adapter's fma is fused.
+fn two_prod_presplit(a: vec4<f32>, b: vec4<f32>, x: DF, y: DF) -> DF {
+    if (USE_FMA) {
+        return two_prod_fma(a, b);
+    }
+    let p = a * b;
+    let e = ((x.hi * y.hi - p) + x.hi * y.lo + x.lo * y.hi) + x.lo * y.lo;
+    return DF(p, e);
+}
+
 // TwoProduct with a fused multiply-add: p + e == a * b exactly where fma rounds once.
 fn two_prod_fma(a: vec4<f32>, b: vec4<f32>) -> DF {
     let p = a * b;

@@ -1,5 +1,5 @@
 // Matmul in double-float: C = A * B with every element a (hi, lo) pair of f32 planes and
-// df64 accumulation (df_fma_sloppy, see df64.wgsl). Each invocation computes TM rows x 4
+// df64 accumulation (sloppy sum, see df64.wgsl). Each invocation computes TM rows x 4
 // columns (one vec4 of each plane); the workgroup shares its rows, so A is read once per
 // row and k for all lanes. The host prepends `const TM` and pads M, N, K to tile multiples
 // (zeros are exact in df64).
@@ -25,10 +25,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var acc: array<DF, TM>;
     for (var k = 0u; k < dims.k_stop; k++) {
         let b = DF(b_hi[k * n4 + col4], b_lo[k * n4 + col4]);
+        // B's split serves all TM rows (unused where the product is FMA-based).
+        let bs = split(b.hi);
         for (var m = 0u; m < TM; m++) {
             let ai = (row0 + m) * dims.k + k;
             let a = DF(vec4<f32>(a_hi[ai]), vec4<f32>(a_lo[ai]));
-            acc[m] = df_fma_sloppy(a, b, acc[m]);
+            // df_mul with B's split reused, then the sloppy sum (see df64.wgsl).
+            let p = two_prod_presplit(a.hi, b.hi, split(a.hi), bs);
+            let e = p.lo + (a.hi * b.lo + a.lo * b.hi);
+            acc[m] = df_add_sloppy(fast_two_sum(p.hi, e), acc[m]);
         }
     }
     for (var m = 0u; m < TM; m++) {
