@@ -103,8 +103,3 @@ fn df_add_sloppy(a: DF, b: DF) -> DF {
 fn df_fma(a: DF, b: DF, c: DF) -> DF {
     return df_add(df_mul(a, b), c);
 }
-
-// a * b + c with the sloppy sum (accumulation inside dot products).
-fn df_fma_sloppy(a: DF, b: DF, c: DF) -> DF {
-    return df_add_sloppy(df_mul(a, b), c);
-}

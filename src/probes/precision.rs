@@ -19,9 +19,8 @@ use std::time::Instant;
 const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
 const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
 const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
-const MATMUL_F64_WGSL: &str = include_str!("../../shaders/matmul_f64.wgsl");
+const MATMUL_TYPED_WGSL: &str = include_str!("../../shaders/matmul_typed.wgsl");
 const OPS_WGSL: &str = include_str!("../../shaders/df64_ops.wgsl");
-const MATMUL_F16_WGSL: &str = include_str!("../../shaders/matmul_f16.wgsl");
 
 /// Relative Frobenius error above which a double-precision product is wrong.
 pub const DF64_TOLERANCE: f64 = 1e-10;
@@ -531,29 +530,32 @@ pub fn run_matmul(
         }
         // Single-plane kernels: f16 inputs with f32 output, or f64 throughout.
         Kind::F16 | Kind::F64 => {
-            let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) =
-                if kind == Kind::F16 {
-                    let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
-                    let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
-                    exact_inputs = (
-                        ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-                        bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-                    );
-                    (
-                        bytemuck::cast_slice(&ah).to_vec(),
-                        bytemuck::cast_slice(&bh).to_vec(),
-                        4,
-                        format!("enable f16;\n{tm_src}{MATMUL_F16_WGSL}"),
-                    )
-                } else {
-                    exact_inputs = (a.clone(), b.clone());
-                    (
-                        bytemuck::cast_slice(&a).to_vec(),
-                        bytemuck::cast_slice(&b).to_vec(),
-                        8,
-                        format!("{tm_src}{MATMUL_F64_WGSL}"),
-                    )
-                };
+            let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) = if kind
+                == Kind::F16
+            {
+                let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
+                let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
+                exact_inputs = (
+                    ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                    bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                );
+                (
+                    bytemuck::cast_slice(&ah).to_vec(),
+                    bytemuck::cast_slice(&bh).to_vec(),
+                    4,
+                    format!(
+                        "enable f16;\nalias In = f16;\nalias Acc = f32;\n{tm_src}{MATMUL_TYPED_WGSL}"
+                    ),
+                )
+            } else {
+                exact_inputs = (a.clone(), b.clone());
+                (
+                    bytemuck::cast_slice(&a).to_vec(),
+                    bytemuck::cast_slice(&b).to_vec(),
+                    8,
+                    format!("alias In = f64;\nalias Acc = f64;\n{tm_src}{MATMUL_TYPED_WGSL}"),
+                )
+            };
             let bufs = [
                 gpu.upload("a", &a_bytes),
                 gpu.upload("b", &b_bytes),

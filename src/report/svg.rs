@@ -21,6 +21,16 @@ fn fmt_tick(v: f64) -> String {
     }
 }
 
+/// The opening of a chart: the svg element (class `chart <kind>`), its title and a white
+/// background.
+fn open_svg(s: &mut String, kind: &str, w: f64, h: f64, title: &str) {
+    let t = esc(title);
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart {kind}" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/>"#
+    );
+}
+
 /// A horizontal ceiling on the roofline (a compute peak).
 pub struct Ceiling {
     pub label: String,
@@ -55,16 +65,7 @@ pub fn roofline(
     let px = |x: f64| ml + (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) * (w - ml - mr);
     let py = |y: f64| h - mb - (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) * (h - mt - mb);
     let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart roofline" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        r#"<title>{}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/>"#,
-        esc(title)
-    );
+    open_svg(&mut s, "roofline", w, h, title);
     let _ = write!(
         s,
         r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
@@ -203,16 +204,7 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
         .fold(0.0, f64::max)
         .max(1e-300);
     let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{}">"#,
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        r#"<title>{}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/>"#,
-        esc(title)
-    );
+    open_svg(&mut s, "bars", w, h, title);
     s.push_str(r##"<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#9ecae1"/><line x1="0" y1="0" x2="0" y2="6" stroke="#4a7fb0" stroke-width="2"/></pattern></defs>"##);
     let _ = write!(
         s,
