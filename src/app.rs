@@ -53,6 +53,7 @@ fn devices(a: cli::DevicesArgs) -> Result<ExitCode> {
 }
 
 fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
+    crate::interrupt::install();
     let outcomes = bench::run(&a, std::env::args().collect())?;
     let mut failed = false;
     for o in &outcomes {
@@ -60,11 +61,29 @@ fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
         println!("results written to {}", o.path.display());
         failed |= o.any_failed();
     }
+    if let Some(code) = interrupted(&outcomes) {
+        return Ok(code);
+    }
     if failed {
         eprintln!("error: at least one probe failed validation or could not run (see the table)");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After Ctrl-C: says what was kept and gives the exit status of an interrupted run.
+fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> {
+    if !crate::interrupt::requested() {
+        return None;
+    }
+    for o in outcomes.iter().filter(|o| o.interrupted()) {
+        eprintln!(
+            "interrupted: {} finished probe result(s) kept in {} (marked incomplete)",
+            o.results.probes.len(),
+            o.path.display()
+        );
+    }
+    Some(ExitCode::from(crate::interrupt::EXIT_CODE))
 }
 
 fn show(a: cli::ShowArgs) -> Result<ExitCode> {
@@ -330,7 +349,11 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
         quiet: a.quiet,
         checked: false,
         no_timestamps: false,
+        probe_timeout: None,
+        wait_timeout: 60.0,
+        inject_fault: None,
     };
+    crate::interrupt::install();
     let outcomes = bench::run(&bench_args, std::env::args().collect())?;
     let mut failed = false;
     let mut results = Vec::new();
@@ -339,6 +362,9 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
         println!("results written to {}\n", o.path.display());
         failed |= o.any_failed();
         results.push((o.path.display().to_string(), o.results.clone()));
+    }
+    if let Some(code) = interrupted(&outcomes) {
+        return Ok(code);
     }
     let c = Catalog::embedded();
     let findings = c.check();

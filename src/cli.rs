@@ -270,6 +270,20 @@ pub struct BenchArgs {
     /// Time with the wall clock even where GPU timestamps exist.
     #[arg(long)]
     pub no_timestamps: bool,
+    /// Watchdog: a probe still running this many seconds after it started is stopped at
+    /// its next wait on the GPU and marked failed (default: twice the probe's share of the
+    /// time budget, plus 120 s).
+    #[arg(long, value_name = "SECONDS")]
+    pub probe_timeout: Option<f64>,
+    /// Watchdog: GPU work submitted in one go (a timed sample is sized to tens of
+    /// milliseconds) that has not finished after this many seconds fails its probe; the run
+    /// goes on once the device has drained, for up to 5x this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub wait_timeout: f64,
+    /// For testing the tool: inject one fault, KIND@PROBE, KIND one of oom, compile, lost,
+    /// hang, stuck, panic (e.g. `lost@stream`).
+    #[arg(long, hide = true, value_name = "KIND@PROBE")]
+    pub inject_fault: Option<crate::gpu::fault::FaultSpec>,
 }
 
 #[derive(Args, Debug)]

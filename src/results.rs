@@ -1,6 +1,7 @@
 //! The results file: its schema (versioned), atomic saving, and strict loading.
 //!
-//! Schema (version 1), one JSON object per adapter run:
+//! Schema (version 2; version 1 files, without the last four fields, are still read), one
+//! JSON object per adapter run:
 //! ```text
 //! schema_version  integer, 1
 //! tool            { name, version, git_commit }
@@ -14,6 +15,12 @@
 //!                   unit, value{n,median,min,max,mean,stddev}, timing{method, iters_per_sample,
 //!                   warmup_runs, warmup_s, time_per_iter_s{..}}, validation{metric, error,
 //!                   tolerance, passed, detail}, kernel{..}, autotune[..], warnings[..] }
+//! interrupted     true when Ctrl-C (or SIGTERM) stopped the run; `complete` is then false
+//! incidents[]     { time, probe, kind, detail }: watchdog fired, device lost or reopened,
+//!                 probe panicked, GPU memory left allocated after a probe
+//! concurrent_runs[] { pid, started, out, adapter }: other gpuvalue benches seen running
+//! memory[]        { probe, allocated_bytes, allocations, baseline_bytes }: device memory
+//!                 still allocated after each probe (where the backend reports it)
 //! ```
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
@@ -26,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -175,6 +182,48 @@ pub struct ResultsFile {
     pub adapter: AdapterSummary,
     pub options: RunOptions,
     pub probes: Vec<ProbeResult>,
+    #[serde(default)]
+    pub interrupted: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidents: Vec<Incident>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent_runs: Vec<crate::runs::OtherRun>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<MemoryCheck>,
+}
+
+/// Something that happened to the device or the run, recorded beside the figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incident {
+    pub time: String,
+    pub probe: String,
+    /// `watchdog`, `drained`, `unresponsive`, `device_lost`, `reopened`, `panic`,
+    /// `memory_left`.
+    pub kind: String,
+    pub detail: String,
+}
+
+impl Incident {
+    pub fn new(probe: &str, kind: &str, detail: impl Into<String>) -> Incident {
+        Incident {
+            time: now_rfc3339(),
+            probe: probe.into(),
+            kind: kind.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Device memory still allocated once a probe had finished.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryCheck {
+    pub probe: String,
+    pub allocated_bytes: u64,
+    pub allocations: usize,
+    /// Allocated before the first probe (the timer's buffers and the like).
+    pub baseline_bytes: u64,
 }
 
 pub fn now_rfc3339() -> String {
@@ -197,12 +246,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    crate::interrupt::register_temp(&tmp);
     let res = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
+    crate::interrupt::unregister_temp(&tmp);
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", path.display()));

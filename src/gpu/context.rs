@@ -2,9 +2,11 @@
 //! every probe uses (upload, poison, read back, bind groups over windows of a buffer).
 
 use super::adapter::AdapterSummary;
-use anyhow::{Context as _, Result, anyhow};
-use std::sync::Arc;
+use super::fault::{self, Fault};
+use anyhow::{Context as _, Result, anyhow, bail};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub struct Gpu {
     pub adapter: wgpu::Adapter,
@@ -18,7 +20,53 @@ pub struct Gpu {
     /// was running is then marked failed rather than trusted.
     error_flag: Arc<AtomicBool>,
     /// The first error since the last `take_error`.
-    last_error: Arc<std::sync::Mutex<Option<String>>>,
+    last_error: Arc<Mutex<Option<String>>>,
+    /// Why the device was lost, once it has been (set by wgpu's device-lost callback).
+    lost: Arc<Mutex<Option<String>>>,
+    /// Set when a wait ran past the watchdog: work is still queued and the device cannot be
+    /// trusted with more until it drains.
+    wedged: Mutex<Option<String>>,
+    /// The watchdog: every wait on the device is bounded.
+    watchdog: Mutex<Option<Watchdog>>,
+    /// A fault armed for testing (`--inject-fault`); fired by the next operation it targets.
+    armed: Mutex<Option<Fault>>,
+}
+
+/// Bounds on waiting for the device: a single wait, and the whole probe.
+#[derive(Clone, Copy, Debug)]
+pub struct Watchdog {
+    /// Longest one wait for submitted work may take.
+    pub wait: Duration,
+    /// When the probe must be over, and the limit it came from.
+    pub probe_end: Instant,
+    pub probe: Duration,
+}
+
+impl Watchdog {
+    pub fn new(wait: Duration, probe: Duration) -> Watchdog {
+        Watchdog {
+            wait,
+            probe_end: Instant::now() + probe,
+            probe,
+        }
+    }
+}
+
+/// What stopped a device from being usable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Halt {
+    /// The device was lost (driver reset, removal, or `destroy`).
+    Lost(String),
+    /// A wait ran past the watchdog; the queued work may still finish.
+    Wedged(String),
+}
+
+impl std::fmt::Display for Halt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Halt::Lost(m) | Halt::Wedged(m) => f.write_str(m),
+        }
+    }
 }
 
 impl Gpu {
@@ -50,7 +98,7 @@ impl Gpu {
         }))
         .with_context(|| format!("could not open a device on adapter {info}"))?;
         let error_flag = Arc::new(AtomicBool::new(false));
-        let last_error = Arc::new(std::sync::Mutex::new(None));
+        let last_error = Arc::new(Mutex::new(None));
         {
             let flag = error_flag.clone();
             let last = last_error.clone();
@@ -64,6 +112,25 @@ impl Gpu {
                 }
             }));
         }
+        let lost = Arc::new(Mutex::new(None));
+        {
+            let lost = lost.clone();
+            device.set_device_lost_callback(move |reason, msg| {
+                if let Ok(mut l) = lost.lock() {
+                    l.get_or_insert_with(|| {
+                        let why = match reason {
+                            wgpu::DeviceLostReason::Destroyed => "destroyed",
+                            _ => "lost by the driver",
+                        };
+                        if msg.is_empty() {
+                            format!("device lost ({why})")
+                        } else {
+                            format!("device lost ({why}): {msg}")
+                        }
+                    });
+                }
+            });
+        }
         Ok(Gpu {
             adapter,
             device,
@@ -73,6 +140,10 @@ impl Gpu {
             features,
             error_flag,
             last_error,
+            lost,
+            wedged: Mutex::new(None),
+            watchdog: Mutex::new(None),
+            armed: Mutex::new(None),
         })
     }
 
@@ -95,16 +166,191 @@ impl Gpu {
         }
     }
 
-    /// Waits until all submitted work is done.
-    pub fn wait(&self) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| anyhow!("device poll failed: {e}"))?;
-        Ok(())
+    /// Why the device cannot be used any more, if it cannot.
+    pub fn halted(&self) -> Option<Halt> {
+        if let Some(m) = self.lost.lock().ok().and_then(|l| l.clone()) {
+            return Some(Halt::Lost(m));
+        }
+        self.wedged
+            .lock()
+            .ok()
+            .and_then(|w| w.clone())
+            .map(Halt::Wedged)
     }
 
-    pub fn storage_buffer(&self, label: &str, size: u64) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
+    fn check_usable(&self) -> Result<()> {
+        match self.halted() {
+            Some(h) => Err(anyhow!("{h}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Bounds every later wait: work not finished in time fails the wait (and marks the
+    /// device wedged). `None` waits without bound.
+    pub fn set_watchdog(&self, w: Option<Watchdog>) {
+        if let Ok(mut g) = self.watchdog.lock() {
+            *g = w;
+        }
+    }
+
+    fn watchdog(&self) -> Option<Watchdog> {
+        self.watchdog.lock().ok().and_then(|w| *w)
+    }
+
+    /// Arms a fault for testing: the next operation of its kind fires it.
+    pub fn arm(&self, fault: Option<Fault>) {
+        if let Ok(mut a) = self.armed.lock() {
+            *a = fault;
+        }
+    }
+
+    /// Takes the armed fault if it is `kind`.
+    fn fire(&self, kind: Fault) -> bool {
+        let mut a = self.armed.lock().unwrap_or_else(|e| e.into_inner());
+        if *a == Some(kind) {
+            *a = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Waits until all submitted work is done, within the watchdog.
+    pub fn wait(&self) -> Result<()> {
+        self.check_usable()?;
+        if self.fire(Fault::Panic) {
+            panic!("injected fault: panic inside a probe");
+        }
+        if self.fire(Fault::Lost) {
+            // What a driver reset does to a device with work in flight.
+            self.device.destroy();
+        }
+        for (fault, times) in [(Fault::Hang, 3.0), (Fault::Stuck, 30.0)] {
+            if self.fire(fault) {
+                let wait = self.watchdog().map_or(2.0, |w| w.wait.as_secs_f64());
+                fault::submit_spin(self, (wait * times).max(1.0))?;
+            }
+        }
+        let wd = self.watchdog();
+        let t0 = Instant::now();
+        // The wait ends at the single-wait limit or the probe's end, whichever is first.
+        let bound = wd.map(|w| {
+            let to_end = w.probe_end.saturating_duration_since(t0);
+            (
+                w.wait.min(to_end).max(Duration::from_millis(1)),
+                to_end <= w.wait,
+            )
+        });
+        let res = self.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: bound.map(|(b, _)| b),
+        });
+        // A lost device may also show up as a poll error: report the loss, it is the cause.
+        self.check_usable()?;
+        match res {
+            Ok(_) => Ok(()),
+            Err(wgpu::PollError::Timeout) => {
+                let msg = match (wd, bound) {
+                    (Some(w), Some((_, true))) => format!(
+                        "watchdog: the probe was still waiting on the GPU {:.0} s after it started (--probe-timeout {})",
+                        w.probe.as_secs_f64(),
+                        w.probe.as_secs_f64()
+                    ),
+                    (Some(w), _) => format!(
+                        "watchdog: submitted GPU work had not finished after {} s (--wait-timeout {})",
+                        w.wait.as_secs_f64(),
+                        w.wait.as_secs_f64()
+                    ),
+                    _ => "watchdog: GPU work did not finish in time".to_string(),
+                };
+                if let Ok(mut w) = self.wedged.lock() {
+                    w.get_or_insert(msg.clone());
+                }
+                bail!(msg)
+            }
+            Err(e) => bail!("device poll failed: {e}"),
+        }
+    }
+
+    /// After a watchdog fired: waits up to `limit` for the queued work to finish. On success
+    /// the device is usable again.
+    pub fn drain(&self, limit: Duration) -> bool {
+        if self.lost.lock().ok().is_some_and(|l| l.is_some()) {
+            return false;
+        }
+        let ok = self
+            .device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(limit),
+            })
+            .is_ok();
+        if ok && let Ok(mut w) = self.wedged.lock() {
+            *w = None;
+        }
+        ok
+    }
+
+    /// Runs `f` inside wgpu error scopes (out of memory, validation, internal) and turns a
+    /// captured error into an `Err` that says what was being done.
+    pub fn scoped<T>(&self, what: impl FnOnce() -> String, f: impl FnOnce() -> T) -> Result<T> {
+        self.check_usable()?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let v = pollster::block_on(validation.pop());
+        let i = pollster::block_on(internal.pop());
+        let o = pollster::block_on(oom.pop());
+        if let Some(e) = o {
+            bail!("out of memory {}: {}", what(), one_line(&e));
+        }
+        if let Some(e) = v.or(i) {
+            bail!("{}: {}", what(), one_line(&e));
+        }
+        Ok(out)
+    }
+
+    /// A buffer, created inside error scopes: an allocation the device cannot satisfy is an
+    /// error naming the buffer and its size, not a poisoned handle.
+    pub fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> Result<wgpu::Buffer> {
+        let label = desc.label.unwrap_or("buffer");
+        if self.fire(Fault::Oom) {
+            return fault::failing_allocation(self, desc);
+        }
+        self.scoped(
+            || format!("allocating buffer '{label}' ({})", fault::bytes(desc.size)),
+            || self.device.create_buffer(desc),
+        )
+    }
+
+    /// A compute pipeline, built inside error scopes: a kernel the adapter rejects is an
+    /// error naming the kernel.
+    pub fn compute_pipeline(
+        &self,
+        desc: &wgpu::ComputePipelineDescriptor<'_>,
+    ) -> Result<wgpu::ComputePipeline> {
+        let label = desc.label.unwrap_or("compute");
+        if self.fire(Fault::Compile) {
+            // An override the shader does not declare: the pipeline is rejected by wgpu's
+            // own validation, exactly as an override value the adapter refuses would be.
+            let mut constants = desc.compilation_options.constants.to_vec();
+            constants.push(("gpuvalue_injected_fault", 1.0));
+            let mut d = desc.clone();
+            d.compilation_options.constants = &constants;
+            return self.scoped(
+                || format!("building kernel '{label}' (injected fault)"),
+                || self.device.create_compute_pipeline(&d),
+            );
+        }
+        self.scoped(
+            || format!("building kernel '{label}'"),
+            || self.device.create_compute_pipeline(desc),
+        )
+    }
+
+    pub fn storage_buffer(&self, label: &str, size: u64) -> Result<wgpu::Buffer> {
+        self.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: size.max(4),
             usage: wgpu::BufferUsages::STORAGE
@@ -114,23 +360,23 @@ impl Gpu {
         })
     }
 
-    pub fn uniform_buffer(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+    pub fn uniform_buffer(&self, label: &str, bytes: &[u8]) -> Result<wgpu::Buffer> {
+        let buf = self.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: (bytes.len() as u64).max(16).next_multiple_of(16),
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
+        })?;
         self.queue.write_buffer(&buf, 0, bytes);
-        buf
+        Ok(buf)
     }
 
     /// A storage buffer holding `data`.
-    pub fn upload<T: bytemuck::Pod>(&self, label: &str, data: &[T]) -> wgpu::Buffer {
+    pub fn upload<T: bytemuck::Pod>(&self, label: &str, data: &[T]) -> Result<wgpu::Buffer> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        let buf = self.storage_buffer(label, bytes.len() as u64);
+        let buf = self.storage_buffer(label, bytes.len() as u64)?;
         self.queue.write_buffer(&buf, 0, bytes);
-        buf
+        Ok(buf)
     }
 
     /// Fills a buffer with a repeated 32-bit pattern (NaN for floats), so that any element a
@@ -151,12 +397,12 @@ impl Gpu {
 
     /// Copies `len` bytes from `offset` of a storage buffer back to the host.
     pub fn read_bytes(&self, buf: &wgpu::Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+        let staging = self.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: len,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
+        })?;
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf, offset, &staging, 0, len);
         self.queue.submit([enc.finish()]);
@@ -177,6 +423,36 @@ impl Gpu {
         }
         m
     }
+
+    /// Device memory the allocator holds for live resources, where the backend reports it
+    /// (Vulkan, DX12): `(bytes, allocations)`. Finished work is retired first, so resources
+    /// dropped by the probes are counted as freed.
+    pub fn memory_in_use(&self) -> Option<(u64, usize)> {
+        if self.halted().is_some() {
+            return None;
+        }
+        // Writes queued with `write_buffer` but never submitted (a probe stopped between
+        // filling and dispatching) keep their buffers alive until the next submission.
+        self.queue.submit(std::iter::empty());
+        let _ = self.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(Duration::from_secs(5)),
+        });
+        self.device
+            .generate_allocator_report()
+            .map(|r| (r.total_allocated_bytes, r.allocations.len()))
+    }
+}
+
+/// wgpu's multi-line error text ("Validation Error / Caused by: / In ... / reason") as one
+/// line, for a probe's reason.
+pub fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "Caused by:")
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// Maps a MAP_READ buffer, waits, and copies `len` bytes out.
@@ -187,8 +463,8 @@ pub fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> 
         let _ = tx.send(r);
     });
     gpu.wait()?;
-    rx.recv()
-        .map_err(|_| anyhow!("buffer map callback never ran"))?
+    rx.try_recv()
+        .map_err(|_| anyhow!("the device finished but the buffer was not mapped"))?
         .map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;
     let out = slice
         .get_mapped_range()

@@ -2,6 +2,7 @@
 
 pub mod adapter;
 pub mod context;
+pub mod fault;
 pub mod timer;
 
 pub use adapter::{AdapterChoice, AdapterSummary, BackendChoice};

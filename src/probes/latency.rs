@@ -18,24 +18,22 @@ struct Kernel {
     counter: wgpu::Buffer,
 }
 
-fn kernel(gpu: &Gpu) -> Kernel {
+fn kernel(gpu: &Gpu) -> Result<Kernel> {
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("latency"),
             source: wgpu::ShaderSource::Wgsl(LATENCY_WGSL.into()),
         });
-    let pipeline = gpu
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("latency"),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-    let counter = gpu.upload("counter", &[0u32]);
+    let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("latency"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })?;
+    let counter = gpu.upload("counter", &[0u32])?;
     let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("latency"),
         layout: &pipeline.get_bind_group_layout(0),
@@ -44,11 +42,11 @@ fn kernel(gpu: &Gpu) -> Kernel {
             resource: counter.as_entire_binding(),
         }],
     });
-    Kernel {
+    Ok(Kernel {
         pipeline,
         bind,
         counter,
-    }
+    })
 }
 
 fn finish(
@@ -78,7 +76,7 @@ fn finish(
 
 fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
-    let k = kernel(gpu);
+    let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
     let res = ProbeResult::new("latency", "latency dispatch round trip", "us", false).param(
         "what",
@@ -106,7 +104,7 @@ fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
 
 fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
-    let k = kernel(gpu);
+    let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
     let res = ProbeResult::new("latency", "latency per dispatch in a batch", "us", false).param(
         "what",
@@ -134,10 +132,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         ),
         ("latency per dispatch in a batch", batched),
     ] {
-        if Instant::now() > ctx.deadline {
+        if ctx.halted() {
             emit(
                 ProbeResult::new("latency", name, "us", false)
-                    .with_status(Status::Skipped, "time budget spent"),
+                    .with_status(Status::Skipped, ctx.halt_reason()),
             );
             continue;
         }

@@ -419,16 +419,14 @@ impl PipelineCache {
                     label: Some(entry),
                     source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
-            let p = gpu
-                .device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("pack panels"),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry_point),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
+            let p = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("pack panels"),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry_point),
+                compilation_options: Default::default(),
+                cache: None,
+            })?;
             if let Some(e) = gpu.take_error() {
                 bail!("panel packing kernel {entry} failed to build: {e}");
             }
@@ -455,19 +453,17 @@ impl PipelineCache {
                 gpu.device.create_shader_module(desc)
             };
             let constants = cfg.constants();
-            let pipeline = gpu
-                .device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some("matmul"),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: wgpu::PipelineCompilationOptions {
-                        constants: &constants,
-                        zero_initialize_workgroup_memory: false,
-                    },
-                    cache: None,
-                });
+            let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("matmul"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })?;
             if let Some(e) = gpu.take_error() {
                 bail!("kernel {} failed to build: {e}", cfg.label());
             }
@@ -561,22 +557,22 @@ pub fn run_config(
             b[kk * p.n + j] = rng.signed_unit() as f32;
         }
     }
-    let abuf = gpu.upload("A", &a);
-    let bbuf = gpu.upload("B", &b);
-    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64);
+    let abuf = gpu.upload("A", &a)?;
+    let bbuf = gpu.upload("B", &b)?;
+    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64)?;
     gpu.poison(&cbuf, f32::NAN.to_bits());
     let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
     let ubuf = gpu.uniform_buffer(
         "dims",
         bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
-    );
+    )?;
     // The subgroup kernel reads A packed in row panels and B from a texture; the packing
     // runs inside the timed pass, so every timed iteration starts from the row-major inputs.
     let mut packs: Vec<PackStep> = Vec::new();
     let a_packed;
     let b_view;
     let (a_res, b_res) = if cfg.kernel == KernelKind::Subgroup {
-        a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64);
+        a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64)?;
         let (w, h) = ((p.n / 4) as u32, p.k as u32);
         let tex = gpu.device.create_texture(&wgpu::TextureDescriptor {
             label: Some("B texture"),
@@ -703,7 +699,7 @@ fn pack_step(
     let ubuf = gpu.uniform_buffer(
         "pack dims",
         bytemuck::cast_slice(&[fields[0], fields[1], fields[2], groups.0]),
-    );
+    )?;
     let pipeline = cache.pack(gpu, entry)?.clone();
     let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(entry),
@@ -794,8 +790,13 @@ pub fn autotune(
     for (i, cfg) in cands.iter().enumerate() {
         // A candidate whose warm-up run is 4x slower than the best so far is dropped.
         plan.abandon_above_s = best.as_ref().map(|(g, _)| 4.0 * flops / (g * 1e9));
-        // Always try at least one candidate; stop when the time budget is spent.
-        if i > 0 && Instant::now() > deadline {
+        // Always try at least one candidate; stop when the time budget is spent, the device
+        // stopped working, or the user interrupted.
+        if i > 0
+            && (Instant::now() > deadline
+                || gpu.halted().is_some()
+                || crate::interrupt::requested())
+        {
             trials.push(Trial {
                 config: cfg.label(),
                 gflops_median: None,
@@ -885,6 +886,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     });
     let mut last_run_s: Option<(f64, usize)> = None;
     for (si, d) in sizes.iter().copied().enumerate() {
+        if ctx.halted() {
+            break;
+        }
         let mut res = ProbeResult::new("matmul_f32", size_name(d), "GFLOPS", true)
             .param("m", d.m)
             .param("n", d.n)
@@ -942,9 +946,14 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             .filter_map(|t| serde_json::to_value(t).ok())
             .collect();
         let Some(cfg) = chosen else {
+            let first = trials
+                .iter()
+                .find_map(|t| t.note.as_deref().filter(|n| !n.starts_with("not tried")))
+                .map(|n| format!("; first reason: {n}"))
+                .unwrap_or_default();
             emit(res.with_status(
                 Status::Failed,
-                "no kernel configuration produced a valid result",
+                format!("no kernel configuration produced a valid result{first}"),
             ));
             continue;
         };

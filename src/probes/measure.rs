@@ -65,6 +65,13 @@ pub fn measure(
     method: &dyn Fn() -> crate::gpu::TimingMethod,
     run: &mut dyn FnMut(u32) -> Result<f64>,
 ) -> Result<TimingInfo> {
+    // Every run first checks for Ctrl-C, so an interrupted bench stops within one sample.
+    let mut run = |iters: u32| -> Result<f64> {
+        if crate::interrupt::requested() {
+            anyhow::bail!("interrupted");
+        }
+        run(iters)
+    };
     let start = Instant::now();
     let mut warmup_runs = 0u32;
     // Warm-up: the first run includes shader compilation on some drivers (lavapipe compiles

@@ -87,6 +87,27 @@ pub struct Ctx<'a> {
     pub array_bytes: Option<u64>,
 }
 
+impl Ctx<'_> {
+    /// True when the probe should start no more work: its time is spent, the device stopped
+    /// working (lost, or a watchdog fired), or the user interrupted the run.
+    pub fn halted(&self) -> bool {
+        Instant::now() > self.deadline
+            || self.gpu.halted().is_some()
+            || crate::interrupt::requested()
+    }
+
+    /// Why `halted` is true, for the results of the work not started.
+    pub fn halt_reason(&self) -> String {
+        if let Some(h) = self.gpu.halted() {
+            format!("not run: {h}")
+        } else if crate::interrupt::requested() {
+            "not run: interrupted".into()
+        } else {
+            "time budget spent".into()
+        }
+    }
+}
+
 pub fn run(kind: ProbeKind, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     match kind {
         ProbeKind::Matmul => matmul::run(ctx, emit),

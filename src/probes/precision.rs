@@ -14,7 +14,6 @@ use crate::results::{ProbeResult, Status, Validation};
 use crate::stats::Summary;
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
 
 const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
 const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
@@ -76,7 +75,7 @@ pub struct Broken {
     pub plain_product: bool,
 }
 
-fn guard_buffer(gpu: &Gpu) -> wgpu::Buffer {
+fn guard_buffer(gpu: &Gpu) -> Result<wgpu::Buffer> {
     gpu.uniform_buffer(
         "df64 guard",
         bytemuck::cast_slice(&[1.0f32, 4097.0, 0.0, 0.0]),
@@ -95,19 +94,17 @@ fn pipeline(
             label: Some(label),
             source: wgpu::ShaderSource::Wgsl(source.into()),
         });
-    let p = gpu
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
+    let p = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })?;
     if let Some(e) = gpu.take_error() {
         bail!("{label} kernel failed to build: {e}");
     }
@@ -168,10 +165,10 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
         dyh,
         dyl,
     ];
-    let inp = gpu.upload("selftest in", &inputs);
-    let outp = gpu.storage_buffer("selftest out", 14 * 16);
+    let inp = gpu.upload("selftest in", &inputs)?;
+    let outp = gpu.storage_buffer("selftest out", 14 * 16)?;
     gpu.poison(&outp, f32::NAN.to_bits());
-    let guard = guard_buffer(gpu);
+    let guard = guard_buffer(gpu)?;
     let src = format!("{DF64_WGSL}\n{SELFTEST_WGSL}");
     let p = pipeline(
         gpu,
@@ -285,13 +282,13 @@ pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<Op
         out
     };
     let bufs = [
-        gpu.upload("x_hi", &plane(xs, true)),
-        gpu.upload("x_lo", &plane(xs, false)),
-        gpu.upload("y_hi", &plane(ys, true)),
-        gpu.upload("y_lo", &plane(ys, false)),
+        gpu.upload("x_hi", &plane(xs, true))?,
+        gpu.upload("x_lo", &plane(xs, false))?,
+        gpu.upload("y_hi", &plane(ys, true))?,
+        gpu.upload("y_lo", &plane(ys, false))?,
     ];
-    let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64);
-    let guard = guard_buffer(gpu);
+    let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64)?;
+    let guard = guard_buffer(gpu)?;
     let p = pipeline(gpu, "df64 ops", format!("{DF64_WGSL}\n{OPS_WGSL}"), &[])?;
     let bg = bind(
         gpu,
@@ -474,8 +471,8 @@ pub fn run_matmul(
     let dims = gpu.uniform_buffer(
         "dims",
         bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, p.k as u32]),
-    );
-    let guard = guard_buffer(gpu);
+    )?;
+    let guard = guard_buffer(gpu)?;
     let tm_src = format!("const TM: u32 = {tm}u;\n");
     let (pipe, bg, outs, exact_inputs);
     match kind {
@@ -495,12 +492,12 @@ pub fn run_matmul(
                     .collect::<Vec<_>>(),
             );
             let bufs = [
-                gpu.upload("a_hi", &ah),
-                gpu.upload("a_lo", &al),
-                gpu.upload("b_hi", &bh),
-                gpu.upload("b_lo", &bl),
-                gpu.storage_buffer("c_hi", (p.m * p.n * 4) as u64),
-                gpu.storage_buffer("c_lo", (p.m * p.n * 4) as u64),
+                gpu.upload("a_hi", &ah)?,
+                gpu.upload("a_lo", &al)?,
+                gpu.upload("b_hi", &bh)?,
+                gpu.upload("b_lo", &bl)?,
+                gpu.storage_buffer("c_hi", (p.m * p.n * 4) as u64)?,
+                gpu.storage_buffer("c_lo", (p.m * p.n * 4) as u64)?,
             ];
             gpu.poison(&bufs[4], f32::NAN.to_bits());
             pipe = pipeline(
@@ -557,9 +554,9 @@ pub fn run_matmul(
                 )
             };
             let bufs = [
-                gpu.upload("a", &a_bytes),
-                gpu.upload("b", &b_bytes),
-                gpu.storage_buffer("c", (p.m * p.n * c_elem) as u64),
+                gpu.upload("a", &a_bytes)?,
+                gpu.upload("b", &b_bytes)?,
+                gpu.storage_buffer("c", (p.m * p.n * c_elem) as u64)?,
             ];
             gpu.poison(&bufs[2], f32::NAN.to_bits());
             pipe = pipeline(gpu, "matmul", source, &[("WG", f64::from(WG))])?;
@@ -768,8 +765,8 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     (ctx.progress)("df64 self-test");
     let st = self_test(ctx.gpu, Broken::default());
     for &d in &sizes {
-        if Instant::now() > ctx.deadline {
-            emit(result_for(Kind::Df64, d).with_status(Status::Skipped, "time budget spent"));
+        if ctx.halted() {
+            emit(result_for(Kind::Df64, d).with_status(Status::Skipped, ctx.halt_reason()));
             continue;
         }
         (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
@@ -802,8 +799,8 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
                 );
                 continue;
             }
-            if Instant::now() > ctx.deadline {
-                emit(result_for(kind, d).with_status(Status::Skipped, "time budget spent"));
+            if ctx.halted() {
+                emit(result_for(kind, d).with_status(Status::Skipped, ctx.halt_reason()));
                 continue;
             }
             (ctx.progress)(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));

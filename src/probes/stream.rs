@@ -175,23 +175,23 @@ struct Arrays {
 }
 
 impl Arrays {
-    fn new(gpu: &Gpu, elems: u64) -> Arrays {
+    fn new(gpu: &Gpu, elems: u64) -> Result<Arrays> {
         let n = (elems * 4) as usize;
         let mut rng = Rng::fresh();
         let (ha, hb, hc) = (rng.fill_f32(n), rng.fill_f32(n), rng.fill_f32(n));
         let (a, b, c) = (
-            gpu.upload("a", &ha),
-            gpu.upload("b", &hb),
-            gpu.upload("c", &hc),
+            gpu.upload("a", &ha)?,
+            gpu.upload("b", &hb)?,
+            gpu.upload("c", &hc)?,
         );
-        Arrays {
+        Ok(Arrays {
             ha,
             hb,
             hc,
             a,
             b,
             c,
-        }
+        })
     }
 }
 
@@ -233,7 +233,8 @@ fn run_kernel(
             .unwrap_or(align)
     };
     let partials = (kernel == Kernel::Dot)
-        .then(|| gpu.storage_buffer("partials", partial_stride * wins.len() as u64));
+        .then(|| gpu.storage_buffer("partials", partial_stride * wins.len() as u64))
+        .transpose()?;
     // Poison the output so unwritten elements fail validation.
     match kernel {
         Kernel::Copy | Kernel::Add => gpu.poison(c, f32::NAN.to_bits()),
@@ -287,19 +288,17 @@ fn run_kernel(
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-    let pipeline = gpu
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel.name()),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some(kernel.name()),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
+    let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(kernel.name()),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some(kernel.name()),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })?;
     if let Some(e) = gpu.take_error() {
         bail!("stream {} kernel failed to build: {e}", kernel.name());
     }
@@ -314,7 +313,7 @@ fn run_kernel(
     for (wi, &(start, count)) in wins.iter().enumerate() {
         let groups = (groups_of(count), 1);
         let params: [u32; 4] = [count as u32, groups.0, SCALAR.to_bits(), 0];
-        let ubuf = gpu.uniform_buffer("stream params", bytemuck::cast_slice(&params));
+        let ubuf = gpu.uniform_buffer("stream params", bytemuck::cast_slice(&params))?;
         let third = match &partials {
             Some(p) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                 buffer: p,
@@ -473,10 +472,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     };
     for k in Kernel::ALL {
         let name = format!("stream {}", k.name());
-        if std::time::Instant::now() > ctx.deadline {
+        if ctx.halted() {
             emit(
                 ProbeResult::new("stream", name, "GB/s", true)
-                    .with_status(Status::Skipped, "time budget spent"),
+                    .with_status(Status::Skipped, ctx.halt_reason()),
             );
             continue;
         }
@@ -489,7 +488,16 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         // fresh data.
         let mut trials = Vec::new();
         let mut best: Option<(f64, (u32, u32))> = None;
-        let arrays = Arrays::new(ctx.gpu, elems);
+        let arrays = match Arrays::new(ctx.gpu, elems) {
+            Ok(a) => a,
+            Err(e) => {
+                emit(
+                    ProbeResult::new("stream", name, "GB/s", true)
+                        .with_status(Status::Failed, format!("{e:#}")),
+                );
+                continue;
+            }
+        };
         for cfg in CONFIGS {
             let r = run_kernel(ctx, k, &arrays, &why, cfg, &tune_plan);
             let (gbps, valid, note) = match &r {
@@ -513,9 +521,14 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             }));
         }
         let Some((_, cfg)) = best else {
+            let first = trials
+                .iter()
+                .find_map(|t| t["note"].as_str())
+                .map(|n| format!("; first reason: {n}"))
+                .unwrap_or_default();
             let mut r = ProbeResult::new("stream", name, "GB/s", true).with_status(
                 Status::Failed,
-                "no kernel configuration produced a valid result",
+                format!("no kernel configuration produced a valid result{first}"),
             );
             r.autotune = trials;
             emit(r);
@@ -528,8 +541,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         ));
         // Fresh data for the measured run.
         drop(arrays);
-        let arrays = Arrays::new(ctx.gpu, elems);
-        match run_kernel(ctx, k, &arrays, &why, cfg, &ctx.plan) {
+        match Arrays::new(ctx.gpu, elems)
+            .and_then(|arrays| run_kernel(ctx, k, &arrays, &why, cfg, &ctx.plan))
+        {
             Ok(mut r) => {
                 r.autotune = trials;
                 emit(r)

@@ -51,7 +51,7 @@ fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
         .param("bytes", bytes)
         .param("path", "Queue::write_buffer + submit + wait");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
-    let buf = gpu.storage_buffer("h2d", bytes);
+    let buf = gpu.storage_buffer("h2d", bytes)?;
     let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
@@ -81,13 +81,13 @@ fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
         .param("bytes", bytes)
         .param("path", "copy to MAP_READ buffer + map + copy out");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
-    let src = gpu.upload("d2h source", &data);
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+    let src = gpu.upload("d2h source", &data)?;
+    let staging = gpu.create_buffer(&wgpu::BufferDescriptor {
         label: Some("d2h staging"),
         size: bytes,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
-    });
+    })?;
     let mut last = Vec::new();
     let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
         let t0 = Instant::now();
@@ -118,10 +118,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         ),
         ("transfer device->host", device_to_host),
     ] {
-        if Instant::now() > ctx.deadline {
+        if ctx.halted() {
             emit(
                 ProbeResult::new("transfer", name, "GB/s", true)
-                    .with_status(Status::Skipped, "time budget spent"),
+                    .with_status(Status::Skipped, ctx.halt_reason()),
             );
             continue;
         }

@@ -1,0 +1,71 @@
+//! Ctrl-C (and SIGTERM, as sent when a cloud machine is stopped): the first one asks the
+//! bench to stop after the current sample and save what it measured, marked interrupted;
+//! a second one exits at once, removing any temporary file being written.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// Temporary files being written right now (see `results::write_atomic`).
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Exit status of an interrupted run (128 + SIGINT, as shells report it).
+pub const EXIT_CODE: u8 = 130;
+
+/// Installs the handler; later calls do nothing. Without a handler (library use, tests),
+/// `requested` is only true after `request`.
+pub fn install() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+                REQUESTED.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\ninterrupted: stopping after the current measurement and saving the results (press Ctrl-C again to quit at once)"
+                );
+            } else {
+                remove_temp_files();
+                eprintln!("\ninterrupted twice: quitting without saving");
+                std::process::exit(i32::from(EXIT_CODE));
+            }
+        });
+    });
+}
+
+/// True once the user asked the run to stop.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// Asks the run to stop, as the first Ctrl-C does.
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Clears a request (tests that run several benches in one process).
+pub fn reset() {
+    REQUESTED.store(false, Ordering::SeqCst);
+    SIGNALS.store(0, Ordering::SeqCst);
+}
+
+pub fn register_temp(p: &std::path::Path) {
+    if let Ok(mut v) = TEMP_FILES.lock() {
+        v.push(p.to_path_buf());
+    }
+}
+
+pub fn unregister_temp(p: &std::path::Path) {
+    if let Ok(mut v) = TEMP_FILES.lock() {
+        v.retain(|q| q != p);
+    }
+}
+
+fn remove_temp_files() {
+    if let Ok(v) = TEMP_FILES.try_lock() {
+        for p in v.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
