@@ -231,7 +231,24 @@ fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Res
 fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
     paths
         .iter()
-        .map(|p| Ok((p.display().to_string(), ResultsFile::load(p)?)))
+        .map(|p| {
+            let r = ResultsFile::load(p)?;
+            if !r.complete {
+                eprintln!(
+                    "warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
+                    p.display(),
+                    if r.interrupted { " (interrupted)" } else { "" },
+                    r.probes.len()
+                );
+            }
+            if !r.concurrent_runs.is_empty() {
+                eprintln!(
+                    "warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
+                    p.display()
+                );
+            }
+            Ok((p.display().to_string(), r))
+        })
         .collect()
 }
 

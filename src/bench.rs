@@ -236,7 +236,8 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 );
             }
         }
-        let registration = runs::Registration::new(&path, &info.name)?;
+        let registration = std::sync::Arc::new(runs::Registration::new(&path, &info.name)?);
+        let watcher = runs::Watcher::new(registration.clone(), Duration::from_millis(500));
         let mut results = ResultsFile {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),
@@ -265,7 +266,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             concurrent_runs: Vec::new(),
             memory: Vec::new(),
         };
-        note_others(&mut results, &registration.others());
+        note_others(&mut results, &watcher.take());
         results.save(&path)?;
         let bar = if show_progress {
             let b = ProgressBar::new(probes_sorted.len() as u64);
@@ -312,7 +313,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 .probe_timeout
                 .map(Duration::from_secs_f64)
                 .unwrap_or_else(|| default_probe_timeout(budget));
-            let others_before = registration.others();
+            let others_before = watcher.take();
             let first = results.probes.len();
             gpu.set_watchdog(Some(Watchdog::new(wait_timeout, timeout)));
             gpu.arm(
@@ -476,7 +477,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             // Another bench measuring at the same time distorts both: say so on every
             // figure this probe produced.
             let mut others = others_before;
-            for o in registration.others() {
+            for o in watcher.take() {
                 if !others.contains(&o) {
                     others.push(o);
                 }

@@ -210,3 +210,72 @@ impl Drop for OutputLock {
         let _ = std::fs::remove_file(&self.path);
     }
 }
+
+/// Looks for other runs every `every` on a background thread, so that one that starts and
+/// ends inside a long probe is still seen.
+pub struct Watcher {
+    reg: std::sync::Arc<Registration>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<OtherRun>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+fn merge(into: &mut Vec<OtherRun>, from: Vec<OtherRun>) {
+    for o in from {
+        if !into.contains(&o) {
+            into.push(o);
+        }
+    }
+}
+
+impl Watcher {
+    pub fn new(reg: std::sync::Arc<Registration>, every: std::time::Duration) -> Watcher {
+        use std::sync::atomic::Ordering;
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let handle = {
+            let (reg, seen, stop) = (reg.clone(), seen.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name("gpuvalue-runs".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::SeqCst) {
+                        let now = reg.others();
+                        if let Ok(mut s) = seen.lock() {
+                            merge(&mut s, now);
+                        }
+                        let t0 = std::time::Instant::now();
+                        while t0.elapsed() < every && !stop.load(Ordering::SeqCst) {
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                        }
+                    }
+                })
+                .ok()
+        };
+        Watcher {
+            reg,
+            seen,
+            stop,
+            handle,
+        }
+    }
+
+    /// The other runs seen since the last call, and those alive now.
+    pub fn take(&self) -> Vec<OtherRun> {
+        let mut out = self
+            .seen
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        merge(&mut out, self.reg.others());
+        out
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -128,7 +128,9 @@ pub fn heading(r: &ResultsFile) -> String {
         r.created,
         r.tool.version,
         r.tool.git_commit,
-        if r.complete {
+        if r.interrupted {
+            " — INCOMPLETE run (interrupted)"
+        } else if r.complete {
             ""
         } else {
             " — INCOMPLETE run"
@@ -199,11 +201,29 @@ pub fn results(r: &ResultsFile) -> String {
             }
         })
         .collect();
-    format!(
+    let mut out = format!(
         "{}\n{}",
         heading(r),
         Table::new(rows).with(Style::rounded())
-    )
+    );
+    for i in &r.incidents {
+        out.push_str(&format!(
+            "\nincident ({}, {}): {}",
+            i.probe, i.kind, i.detail
+        ));
+    }
+    if !r.concurrent_runs.is_empty() {
+        let pids: Vec<String> = r
+            .concurrent_runs
+            .iter()
+            .map(|o| o.pid.to_string())
+            .collect();
+        out.push_str(&format!(
+            "\nanother gpuvalue bench ran at the same time (pid {}): timings may be distorted",
+            pids.join(", ")
+        ));
+    }
+    out
 }
 
 /// Wraps text at word boundaries so wide notes do not stretch the table.
