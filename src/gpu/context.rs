@@ -227,7 +227,10 @@ impl Gpu {
         }
         for (fault, times) in [(Fault::Hang, 3.0), (Fault::Stuck, 30.0)] {
             if self.fire(fault) {
-                let wait = self.watchdog().map_or(2.0, |w| w.wait.as_secs_f64());
+                // Longer than whichever watchdog bound comes first.
+                let wait = self
+                    .watchdog()
+                    .map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
                 fault::submit_spin(self, (wait * times).max(1.0))?;
             }
         }

@@ -16,10 +16,10 @@ pub enum Fault {
     Compile,
     /// The device is destroyed at the next wait, with work in flight.
     Lost,
-    /// A kernel that runs for three times the wait timeout is queued before the next wait:
+    /// A kernel that runs for three times the watchdog bound is queued before the next wait:
     /// the watchdog fires, then the device drains and the run goes on.
     Hang,
-    /// As `Hang`, but thirty times the wait timeout: the device does not drain in time and
+    /// As `Hang`, but thirty times the bound: the device does not drain in time and
     /// the rest of the run is given up.
     Stuck,
     /// The probe panics at the next wait.

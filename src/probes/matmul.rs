@@ -148,7 +148,7 @@ impl MatmulConfig {
     pub fn unfit_reason(&self, l: &wgpu::Limits) -> Option<String> {
         if self.threads() > l.max_compute_invocations_per_workgroup {
             return Some(format!(
-                "{} invocations per workgroup > limit {}",
+                "{} invocations per workgroup > the adapter's max_compute_invocations_per_workgroup {}",
                 self.threads(),
                 l.max_compute_invocations_per_workgroup
             ));
@@ -156,7 +156,7 @@ impl MatmulConfig {
         if self.wg_x > l.max_compute_workgroup_size_x || self.wg_y > l.max_compute_workgroup_size_y
         {
             return Some(format!(
-                "workgroup {}x{} exceeds the size limit {}x{}",
+                "workgroup {}x{} exceeds the adapter's max_compute_workgroup_size_x/_y {}x{}",
                 self.wg_x,
                 self.wg_y,
                 l.max_compute_workgroup_size_x,
@@ -165,7 +165,7 @@ impl MatmulConfig {
         }
         if self.workgroup_bytes() > l.max_compute_workgroup_storage_size {
             return Some(format!(
-                "{} bytes of workgroup memory > limit {}",
+                "{} bytes of workgroup memory > the adapter's max_compute_workgroup_storage_size {}",
                 self.workgroup_bytes(),
                 l.max_compute_workgroup_storage_size
             ));
@@ -516,6 +516,9 @@ pub fn run_config(
             d.k
         );
     }
+    if let Some(why) = cfg.unfit_reason(&gpu.limits) {
+        bail!("kernel {}: {why}", cfg.label());
+    }
     let (bm, bn, bk) = cfg.tile();
     let p = Dims {
         m: d.m.next_multiple_of(bm as usize),
@@ -538,7 +541,7 @@ pub fn run_config(
     let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
     if gx > maxwg || gy > maxwg {
         bail!(
-            "{}x{}x{} needs {gx}x{gy} workgroups; the adapter allows {maxwg} per dimension",
+            "{}x{}x{} needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}",
             d.m,
             d.n,
             d.k

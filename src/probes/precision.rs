@@ -436,7 +436,7 @@ pub fn run_matmul(
         .min(gpu.limits.max_buffer_size);
     if biggest > lim {
         bail!(
-            "a {}x{}x{} {} matmul needs {} MiB per matrix plane; the adapter's binding limit is {} MiB",
+            "a {}x{}x{} {} matmul needs {} MiB per matrix plane; the adapter's {} is {} MiB",
             d.m,
             d.n,
             d.k,
@@ -446,6 +446,11 @@ pub fn run_matmul(
                 Kind::F16 => "f16",
             },
             biggest >> 20,
+            if gpu.limits.max_storage_buffer_binding_size <= gpu.limits.max_buffer_size {
+                "max_storage_buffer_binding_size"
+            } else {
+                "max_buffer_size"
+            },
             lim >> 20
         );
     }
@@ -466,7 +471,12 @@ pub fn run_matmul(
     let gy = (p.m / tm as usize) as u32;
     let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
     if gx > maxwg || gy > maxwg {
-        bail!("too many workgroups for this adapter ({gx}x{gy}, limit {maxwg})");
+        bail!(
+            "a {}x{}x{} matmul needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}",
+            d.m,
+            d.n,
+            d.k
+        );
     }
     let dims = gpu.uniform_buffer(
         "dims",
