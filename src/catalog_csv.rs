@@ -76,10 +76,15 @@ pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
         .filter(|s| !s.is_empty() && s != ".")
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
         .unwrap_or_else(|| "csv".into());
-    let mut rdr = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .with_context(|| format!("cannot read CSV catalog {name}"))?;
+    let data = crate::catalog::read_bounded(path, "CSV catalog")?;
+    parse(&data, &name, &provider, as_of)
+}
+
+/// Parses CSV text as read from the file `name` of cloud `provider`.
+pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Catalog> {
+    let name = name.to_string();
+    let provider = provider.to_string();
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(data);
     let headers = rdr
         .headers()
         .with_context(|| format!("{name}: no header line"))?

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod catalog_csv;
 pub mod cli;
 pub mod compare;
+pub mod fuzzing;
 pub mod gpu;
 pub mod host;
 pub mod interrupt;

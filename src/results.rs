@@ -124,6 +124,22 @@ impl ProbeResult {
         self
     }
 
+    /// Marks the result failed because no autotuning candidate gave a valid result, with the
+    /// first reason a candidate gave (out of memory, a limit, a rejected kernel).
+    pub fn no_valid_configuration(self) -> Self {
+        let first = self
+            .autotune
+            .iter()
+            .filter_map(|t| t.get("note").and_then(|n| n.as_str()))
+            .find(|n| !n.starts_with("not tried"))
+            .map(|n| format!("; first reason: {n}"))
+            .unwrap_or_default();
+        self.with_status(
+            Status::Failed,
+            format!("no kernel configuration produced a valid result{first}"),
+        )
+    }
+
     /// Marks the result with a non-ok status and drops any figure.
     pub fn with_status(mut self, status: Status, reason: impl Into<String>) -> Self {
         self.status = status;
@@ -271,8 +287,7 @@ impl ResultsFile {
     /// Loads and checks a results file: JSON syntax, schema version, field types. Errors name
     /// the file, the JSON path and what was expected.
     pub fn load(path: &Path) -> Result<ResultsFile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        let text = crate::catalog::read_text(path, "results file")?;
         Self::parse(&text).with_context(|| format!("results file {}", path.display()))
     }
 

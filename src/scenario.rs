@@ -222,8 +222,7 @@ impl ScenarioFile {
     }
 
     pub fn load(path: &Path) -> Result<ScenarioFile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read scenarios file {}", path.display()))?;
+        let text = crate::catalog::read_text(path, "scenarios file")?;
         Self::parse(&text, &path.display().to_string())
     }
 

@@ -3,50 +3,13 @@
 
 mod common;
 
-use gpuvalue::gpu::{Gpu, Timer};
+use common::{run_probe, tiny_plan};
+use gpuvalue::gpu::Timer;
+use gpuvalue::probes::ProbeKind;
 use gpuvalue::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
-use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::{self, Ctx, ProbeKind};
 use gpuvalue::reference::Dims;
 use gpuvalue::results::{ProbeResult, Status};
 use std::time::{Duration, Instant};
-
-fn tiny_plan() -> Plan {
-    Plan {
-        warmup: Duration::ZERO,
-        min_warmup_runs: 1,
-        target_sample: Duration::from_millis(2),
-        samples: 3,
-        max_iters: 8,
-        abandon_above_s: None,
-    }
-}
-
-fn run_probe(
-    gpu: &Gpu,
-    kind: ProbeKind,
-    sizes: Option<Vec<Dims>>,
-    faults: Faults,
-) -> Vec<ProbeResult> {
-    let timer = Timer::new(gpu, true);
-    let host = gpuvalue::host::HostInfo::detect();
-    let ctx = Ctx {
-        gpu,
-        timer: &timer,
-        plan: tiny_plan(),
-        quick: true,
-        sizes,
-        deadline: Instant::now() + Duration::from_secs(60),
-        trusted: false,
-        host: &host,
-        progress: &|_| {},
-        faults,
-        array_bytes: Some(2 << 20),
-    };
-    let mut out = Vec::new();
-    probes::run(kind, &ctx, &mut |r| out.push(r));
-    out
-}
 
 fn assert_all_ok(results: &[ProbeResult]) {
     assert!(!results.is_empty());
@@ -195,10 +158,7 @@ fn stream_kernels_are_valid() {
 fn stream_covers_arrays_larger_than_one_binding() {
     let Some(gpu) = common::gpu() else { return };
     // Reopen the adapter with a 1 MiB binding limit so a 2 MiB array needs several windows.
-    let mut limits = gpu.limits.clone();
-    limits.max_storage_buffer_binding_size = 1 << 20;
-    let small =
-        Gpu::open_with_limits(gpu.adapter.clone(), gpu.info.clone(), limits).expect("reopen");
+    let small = common::with_limits(&gpu, |l| l.max_storage_buffer_binding_size = 1 << 20);
     let r = run_probe(&small, ProbeKind::Stream, None, Faults::default());
     assert_all_ok(&r);
     for p in &r {

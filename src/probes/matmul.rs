@@ -949,15 +949,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             .filter_map(|t| serde_json::to_value(t).ok())
             .collect();
         let Some(cfg) = chosen else {
-            let first = trials
-                .iter()
-                .find_map(|t| t.note.as_deref().filter(|n| !n.starts_with("not tried")))
-                .map(|n| format!("; first reason: {n}"))
-                .unwrap_or_default();
-            emit(res.with_status(
-                Status::Failed,
-                format!("no kernel configuration produced a valid result{first}"),
-            ));
+            emit(res.no_valid_configuration());
             continue;
         };
         (ctx.progress)(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));

@@ -696,10 +696,7 @@ fn measure_size(
         }
     }
     let Some((_, tm)) = best else {
-        return res.with_status(
-            Status::Failed,
-            "no kernel configuration produced a valid result",
-        );
+        return res.no_valid_configuration();
     };
     let main = run_matmul(
         ctx.gpu,

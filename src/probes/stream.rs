@@ -461,6 +461,23 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     };
     // Whole workgroup blocks only (64 KiB: the largest block of any configuration).
     let bytes = (bytes / (MAX_BLOCK * 16) * (MAX_BLOCK * 16)).max(MAX_BLOCK * 16);
+    // One array is one buffer (bindings beyond the binding limit are split into windows).
+    if bytes > ctx.gpu.limits.max_buffer_size {
+        for k in Kernel::ALL {
+            emit(
+                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
+                    .with_status(
+                        Status::Failed,
+                        format!(
+                            "{} MiB arrays ({why}) exceed the adapter's max_buffer_size ({} MiB)",
+                            bytes >> 20,
+                            ctx.gpu.limits.max_buffer_size >> 20
+                        ),
+                    ),
+            );
+        }
+        return;
+    }
     let elems = bytes / 16;
     let tune_plan = measure::Plan {
         warmup: std::time::Duration::ZERO,
@@ -521,17 +538,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             }));
         }
         let Some((_, cfg)) = best else {
-            let first = trials
-                .iter()
-                .find_map(|t| t["note"].as_str())
-                .map(|n| format!("; first reason: {n}"))
-                .unwrap_or_default();
-            let mut r = ProbeResult::new("stream", name, "GB/s", true).with_status(
-                Status::Failed,
-                format!("no kernel configuration produced a valid result{first}"),
-            );
+            let mut r = ProbeResult::new("stream", name, "GB/s", true);
             r.autotune = trials;
-            emit(r);
+            emit(r.no_valid_configuration());
             continue;
         };
         (ctx.progress)(&format!(

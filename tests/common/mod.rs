@@ -2,7 +2,13 @@
 
 #![allow(dead_code)]
 
-use gpuvalue::gpu::{AdapterChoice, Gpu, adapter};
+use gpuvalue::gpu::{AdapterChoice, Gpu, Timer, adapter};
+use gpuvalue::probes::matmul::Faults;
+use gpuvalue::probes::measure::Plan;
+use gpuvalue::probes::{self, Ctx, ProbeKind};
+use gpuvalue::reference::Dims;
+use gpuvalue::results::ProbeResult;
+use std::time::{Duration, Instant};
 
 /// True when running under CI (`CI=true`), where a missing adapter is a failure.
 pub fn in_ci() -> bool {
@@ -34,4 +40,50 @@ pub fn gpu() -> Option<Gpu> {
             None
         }
     }
+}
+
+/// A plan for correctness tests: no warm-up, three short samples.
+pub fn tiny_plan() -> Plan {
+    Plan {
+        warmup: Duration::ZERO,
+        min_warmup_runs: 1,
+        target_sample: Duration::from_millis(2),
+        samples: 3,
+        max_iters: 8,
+        abandon_above_s: None,
+    }
+}
+
+/// Runs one probe with the tiny plan (2 MiB arrays) and collects its results.
+pub fn run_probe(
+    gpu: &Gpu,
+    kind: ProbeKind,
+    sizes: Option<Vec<Dims>>,
+    faults: Faults,
+) -> Vec<ProbeResult> {
+    let timer = Timer::new(gpu, true);
+    let host = gpuvalue::host::HostInfo::detect();
+    let ctx = Ctx {
+        gpu,
+        timer: &timer,
+        plan: tiny_plan(),
+        quick: true,
+        sizes,
+        deadline: Instant::now() + Duration::from_secs(60),
+        trusted: false,
+        host: &host,
+        progress: &|_| {},
+        faults,
+        array_bytes: Some(2 << 20),
+    };
+    let mut out = Vec::new();
+    probes::run(kind, &ctx, &mut |r| out.push(r));
+    out
+}
+
+/// The same adapter opened again with some limits lowered.
+pub fn with_limits(gpu: &Gpu, lower: impl FnOnce(&mut wgpu::Limits)) -> Gpu {
+    let mut limits = gpu.limits.clone();
+    lower(&mut limits);
+    Gpu::open_with_limits(gpu.adapter.clone(), gpu.info.clone(), limits).expect("reopen")
 }

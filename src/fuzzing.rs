@@ -1,0 +1,83 @@
+//! Entry points for fuzzing the loaders (used by `fuzz/` and by `tests/parsers.rs`): each
+//! parses untrusted bytes the way the CLI would and, when they parse, drives what the CLI
+//! does next with them (checks, ranking, tables, reports). A panic, a hang or unbounded
+//! memory anywhere in here is a bug; a rejection must be an error that says where.
+
+use crate::catalog::{Catalog, PricingModel};
+use crate::rank::{Filters, RankOptions};
+use crate::results::ResultsFile;
+use crate::scenario::ScenarioFile;
+
+/// The outcome of one input: accepted, or rejected with this message.
+pub type Outcome = Result<(), String>;
+
+fn msg(e: anyhow::Error) -> String {
+    format!("{e:#}")
+}
+
+fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
+    let findings = c.check();
+    for sc in &s.scenarios {
+        for pricing in [PricingModel::OnDemand, PricingModel::Spot] {
+            let opts = RankOptions {
+                pricing,
+                currency: "USD".into(),
+                top: None,
+                budget: Some(1000.0),
+                filters: Filters::default(),
+            };
+            if let Ok(r) = crate::rank::rank(c, &findings, sc, results, &opts) {
+                let _ = crate::report::rank::table(&r, true);
+                let _ = crate::report::rank::markdown(&r);
+                let _ = crate::report::rank::csv(&r);
+            }
+        }
+    }
+}
+
+/// A JSON catalog, as given to `--catalog`.
+pub fn catalog_json(data: &[u8]) -> Outcome {
+    let text = std::str::from_utf8(data).map_err(|e| format!("fuzz.json: not UTF-8: {e}"))?;
+    let c = Catalog::parse(text, "fuzz.json").map_err(msg)?;
+    let mut all = Catalog::embedded();
+    all.extend(c.clone());
+    rank_all(&c, &ScenarioFile::embedded(), &[]);
+    rank_all(&all, &ScenarioFile::embedded(), &[]);
+    Ok(())
+}
+
+/// A SkyPilot-style CSV catalog, as given to `--catalog-add FILE.csv`.
+pub fn catalog_csv(data: &[u8]) -> Outcome {
+    let c = crate::catalog_csv::parse(data, "fuzz/aws.csv", "aws", "2026-01-01").map_err(msg)?;
+    let mut all = Catalog::embedded();
+    all.extend(c);
+    rank_all(&all, &ScenarioFile::embedded(), &[]);
+    Ok(())
+}
+
+/// A scenarios file, as given to `--scenarios`.
+pub fn scenarios(data: &[u8]) -> Outcome {
+    let text =
+        std::str::from_utf8(data).map_err(|e| format!("fuzz-scenarios.json: not UTF-8: {e}"))?;
+    let s = ScenarioFile::parse(text, "fuzz-scenarios.json").map_err(msg)?;
+    rank_all(&Catalog::embedded(), &s, &[]);
+    Ok(())
+}
+
+/// A results file, as given to `show`, `rank --results`, `compare` and `report`.
+pub fn results(data: &[u8]) -> Outcome {
+    let text =
+        std::str::from_utf8(data).map_err(|e| format!("fuzz-results.json: not UTF-8: {e}"))?;
+    // As `ResultsFile::load` reports it: the file's name, then the parser's message.
+    let r = ResultsFile::parse(text)
+        .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
+    let _ = crate::report::table::results(&r);
+    let _ = crate::probes::precision::summary(&r.probes);
+    let named = vec![("fuzz-results.json".to_string(), r.clone())];
+    rank_all(&Catalog::embedded(), &ScenarioFile::embedded(), &named);
+    let c = crate::compare::compare("a.json", &r, "b.json", &r, 5.0);
+    let _ = crate::report::compare::table(&c);
+    let _ = crate::report::compare::markdown(&c);
+    let _ = crate::report::html::render(&named, &[], &Catalog::embedded());
+    Ok(())
+}
