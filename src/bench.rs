@@ -126,11 +126,24 @@ fn default_probe_timeout(budget: Duration) -> Duration {
 
 /// Takes the output lock for each path. A default (generated) name that another run holds
 /// or that exists already gets a numeric suffix; a name the user gave is refused instead.
-fn lock_outputs(paths: Vec<PathBuf>, generated: bool) -> Result<Vec<(PathBuf, runs::OutputLock)>> {
+/// Without a usable registry (a read-only temp directory, say) the run goes ahead
+/// unlocked, with a warning.
+fn lock_outputs(
+    paths: Vec<PathBuf>,
+    generated: bool,
+) -> Result<Vec<(PathBuf, Option<runs::OutputLock>)>> {
+    let unlocked = |e: anyhow::Error| {
+        eprintln!("warning: {e:#}; the results file is not locked against other runs");
+        None
+    };
     let mut out = Vec::new();
     for p in paths {
         if !generated {
-            let lock = runs::OutputLock::acquire(&p)?;
+            let lock = match runs::OutputLock::acquire(&p) {
+                Ok(l) => Some(l),
+                Err(runs::LockError::Held(e)) => return Err(e),
+                Err(runs::LockError::Unavailable(e)) => unlocked(e),
+            };
             out.push((p, lock));
             continue;
         }
@@ -142,11 +155,18 @@ fn lock_outputs(paths: Vec<PathBuf>, generated: bool) -> Result<Vec<(PathBuf, ru
                 let stem = p.file_stem().unwrap_or_default().to_string_lossy();
                 p.with_file_name(format!("{stem}-{n}.json"))
             };
-            if !candidate.exists()
-                && let Ok(lock) = runs::OutputLock::acquire(&candidate)
-            {
-                out.push((candidate, lock));
-                break;
+            if !candidate.exists() {
+                match runs::OutputLock::acquire(&candidate) {
+                    Ok(l) => {
+                        out.push((candidate, Some(l)));
+                        break;
+                    }
+                    Err(runs::LockError::Held(_)) => {}
+                    Err(runs::LockError::Unavailable(e)) => {
+                        out.push((candidate, unlocked(e)));
+                        break;
+                    }
+                }
             }
             n += 1;
             if n > 1000 {
@@ -236,8 +256,14 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 );
             }
         }
-        let registration = std::sync::Arc::new(runs::Registration::new(&path, &info.name)?);
-        let watcher = runs::Watcher::new(registration.clone(), Duration::from_millis(500));
+        let registration = match runs::Registration::new(&path, &info.name) {
+            Ok(r) => Some(std::sync::Arc::new(r)),
+            Err(e) => {
+                eprintln!("warning: {e:#}; other gpuvalue runs will not be detected");
+                None
+            }
+        };
+        let watcher = runs::Watcher::new(registration, Duration::from_millis(500));
         let mut results = ResultsFile {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

@@ -14,8 +14,8 @@ static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Exit status of an interrupted run (128 + SIGINT, as shells report it).
 pub const EXIT_CODE: u8 = 130;
 
-/// Installs the handler; later calls do nothing. Without a handler (library use, tests),
-/// `requested` is only true after `request`.
+/// Installs the handler; later calls do nothing. Without it (library use, tests),
+/// `requested` stays false.
 pub fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -37,17 +37,6 @@ pub fn install() {
 /// True once the user asked the run to stop.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
-}
-
-/// Asks the run to stop, as the first Ctrl-C does.
-pub fn request() {
-    REQUESTED.store(true, Ordering::SeqCst);
-}
-
-/// Clears a request (tests that run several benches in one process).
-pub fn reset() {
-    REQUESTED.store(false, Ordering::SeqCst);
-    SIGNALS.store(0, Ordering::SeqCst);
 }
 
 pub fn register_temp(p: &std::path::Path) {

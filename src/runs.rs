@@ -7,7 +7,7 @@
 //! processes that died without cleaning up are recognised (process gone, or the pid reused
 //! by a process started later) and removed.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -146,13 +146,23 @@ fn key(out: &Path) -> String {
     format!("lock-{h:016x}")
 }
 
+/// Why a lock could not be taken.
+#[derive(Debug)]
+pub enum LockError {
+    /// Another live run holds it (or a lock file nobody can read): do not write the file.
+    Held(anyhow::Error),
+    /// The registry itself is unusable (read-only temp dir, say): run without locking.
+    Unavailable(anyhow::Error),
+}
+
 impl OutputLock {
     /// Takes the lock on `out`, or says which process holds it. A lock left by a process
     /// that is gone is taken over.
-    pub fn acquire(out: &Path) -> Result<OutputLock> {
+    pub fn acquire(out: &Path) -> Result<OutputLock, LockError> {
         let d = dir();
         std::fs::create_dir_all(&d)
-            .with_context(|| format!("cannot create the run registry {}", d.display()))?;
+            .with_context(|| format!("cannot create the run registry {}", d.display()))
+            .map_err(LockError::Unavailable)?;
         let path = d.join(key(out));
         for _ in 0..3 {
             match std::fs::OpenOptions::new()
@@ -168,8 +178,10 @@ impl OutputLock {
                         out: out.display().to_string(),
                         adapter: String::new(),
                     };
-                    f.write_all(&serde_json::to_vec(&me)?)
-                        .with_context(|| format!("cannot write lock {}", path.display()))?;
+                    let json = serde_json::to_vec(&me).unwrap_or_default();
+                    f.write_all(&json)
+                        .with_context(|| format!("cannot write lock {}", path.display()))
+                        .map_err(LockError::Unavailable)?;
                     return Ok(OutputLock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -177,12 +189,14 @@ impl OutputLock {
                         .ok()
                         .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
                     match holder {
-                        Some(h) if alive(h.pid, h.process_start) => bail!(
-                            "{}: another gpuvalue bench (pid {}, started {}) is writing this file; give a different --out",
-                            out.display(),
-                            h.pid,
-                            h.started
-                        ),
+                        Some(h) if alive(h.pid, h.process_start) => {
+                            return Err(LockError::Held(anyhow::anyhow!(
+                                "{}: another gpuvalue bench (pid {}, started {}) is writing this file; give a different --out",
+                                out.display(),
+                                h.pid,
+                                h.started
+                            )));
+                        }
                         // Being written this instant, or left by a process that is gone.
                         None => std::thread::sleep(std::time::Duration::from_millis(50)),
                         Some(_) => {
@@ -191,17 +205,19 @@ impl OutputLock {
                     }
                 }
                 Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("cannot create lock {}", path.display()));
+                    return Err(LockError::Unavailable(
+                        anyhow::Error::new(e)
+                            .context(format!("cannot create lock {}", path.display())),
+                    ));
                 }
             }
         }
         // A lock we can neither read nor take over: written by something else; say where.
-        bail!(
+        Err(LockError::Held(anyhow::anyhow!(
             "{}: cannot take the lock {} (remove it if no gpuvalue bench is running)",
             out.display(),
             path.display()
-        )
+        )))
     }
 }
 
@@ -214,7 +230,7 @@ impl Drop for OutputLock {
 /// Looks for other runs every `every` on a background thread, so that one that starts and
 /// ends inside a long probe is still seen.
 pub struct Watcher {
-    reg: std::sync::Arc<Registration>,
+    reg: Option<std::sync::Arc<Registration>>,
     seen: std::sync::Arc<std::sync::Mutex<Vec<OtherRun>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
@@ -229,12 +245,13 @@ fn merge(into: &mut Vec<OtherRun>, from: Vec<OtherRun>) {
 }
 
 impl Watcher {
-    pub fn new(reg: std::sync::Arc<Registration>, every: std::time::Duration) -> Watcher {
+    /// Without a registration (the registry is unusable) it sees nothing.
+    pub fn new(reg: Option<std::sync::Arc<Registration>>, every: std::time::Duration) -> Watcher {
         use std::sync::atomic::Ordering;
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let handle = {
-            let (reg, seen, stop) = (reg.clone(), seen.clone(), stop.clone());
+        let handle = reg.clone().and_then(|reg| {
+            let (seen, stop) = (seen.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("gpuvalue-runs".into())
                 .spawn(move || {
@@ -250,7 +267,7 @@ impl Watcher {
                     }
                 })
                 .ok()
-        };
+        });
         Watcher {
             reg,
             seen,
@@ -266,7 +283,9 @@ impl Watcher {
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
             .unwrap_or_default();
-        merge(&mut out, self.reg.others());
+        if let Some(reg) = &self.reg {
+            merge(&mut out, reg.others());
+        }
         out
     }
 }

@@ -200,6 +200,13 @@ fn the_watchdog_stops_a_dispatch_that_does_not_finish() {
         &["transfer"],
         &["watchdog", "drained"],
     );
+    // Buffers the stopped probe had filled but never used are released once the device has
+    // drained (they used to stay until the next submission and look like a leak).
+    assert!(
+        !r.results.incidents.iter().any(|i| i.kind == "memory_left"),
+        "{:?}",
+        r.results.incidents
+    );
 }
 
 #[test]
@@ -464,4 +471,29 @@ fn runs_started_together_get_distinct_default_files() {
         let r = ResultsFile::load(f).unwrap();
         assert!(r.complete);
     }
+}
+
+#[test]
+fn an_unusable_run_registry_warns_but_does_not_stop_the_bench() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the registry directory should be: it cannot be created.
+    let not_a_dir = dir.path().join("registry");
+    std::fs::write(&not_a_dir, b"").unwrap();
+    let path = dir.path().join("r.json");
+    let out = gpuvalue(&not_a_dir)
+        .args(["bench", "--quick", "-q", "--probes", "latency", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not locked against other runs")
+            && stderr(&out).contains("will not be detected"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(ResultsFile::load(&path).unwrap().complete);
 }
