@@ -352,6 +352,33 @@ impl Gpu {
         )
     }
 
+    /// The pipeline of a WGSL module's `main`, its layout derived from the shader, with
+    /// these override constants.
+    pub fn wgsl_pipeline(
+        &self,
+        label: &str,
+        source: &str,
+        constants: &[(&str, f64)],
+    ) -> Result<wgpu::ComputePipeline> {
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        self.compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        })
+    }
+
     pub fn storage_buffer(&self, label: &str, size: u64) -> Result<wgpu::Buffer> {
         self.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),

@@ -180,20 +180,7 @@ const SPIN_WGSL: &str = include_str!("../../shaders/spin.wgsl");
 /// Queues a single-invocation kernel that runs for about `secs` seconds (calibrated on the
 /// device first), without waiting for it.
 pub fn submit_spin(gpu: &Gpu, secs: f64) -> Result<()> {
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("spin"),
-            source: wgpu::ShaderSource::Wgsl(SPIN_WGSL.into()),
-        });
-    let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("spin"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    })?;
+    let pipeline = gpu.wgsl_pipeline("spin", SPIN_WGSL, &[])?;
     let state = gpu.upload("spin state", &[0x9e37_79b9u32, 0, 0, 0])?;
     // `dispatches` runs of `count` steps each, in one submission.
     let submit = |count: u32, dispatches: u32| -> Result<()> {

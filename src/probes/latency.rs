@@ -19,20 +19,7 @@ struct Kernel {
 }
 
 fn kernel(gpu: &Gpu) -> Result<Kernel> {
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("latency"),
-            source: wgpu::ShaderSource::Wgsl(LATENCY_WGSL.into()),
-        });
-    let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("latency"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    })?;
+    let pipeline = gpu.wgsl_pipeline("latency", LATENCY_WGSL, &[])?;
     let counter = gpu.upload("counter", &[0u32])?;
     let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("latency"),

@@ -88,27 +88,7 @@ fn pipeline(
     source: String,
     constants: &[(&str, f64)],
 ) -> Result<wgpu::ComputePipeline> {
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-    let p = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })?;
-    if let Some(e) = gpu.take_error() {
-        bail!("{label} kernel failed to build: {e}");
-    }
-    Ok(p)
+    gpu.wgsl_pipeline(label, &source, constants)
 }
 
 fn bind(gpu: &Gpu, p: &wgpu::ComputePipeline, entries: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
