@@ -227,6 +227,16 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             probes_sorted.push(*k);
         }
     }
+    if let Some(f) = args.inject_fault
+        && !probes_sorted.contains(&f.probe)
+    {
+        bail!(
+            "--inject-fault {}@{}: the {} probe is not in --probes",
+            f.fault.name(),
+            f.probe.name(),
+            f.probe.name()
+        );
+    }
     for (&idx, (path, _lock)) in chosen.iter().zip(locked) {
         if interrupt::requested() {
             break;
@@ -406,6 +416,18 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 }))
             };
             gpu.set_watchdog(None);
+            if let Some(f) = gpu.armed() {
+                // The probe never did what the fault targets (no allocation, no pipeline,
+                // no wait): say so, or a test could pass without its fault.
+                results.incidents.push(Incident::new(
+                    name,
+                    "fault_not_fired",
+                    format!(
+                        "the injected fault `{}` found nothing to act on in this probe",
+                        f.name()
+                    ),
+                ));
+            }
             gpu.arm(None);
             if let Some(b) = &bar {
                 b.inc(1);

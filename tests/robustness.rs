@@ -260,12 +260,33 @@ fn the_probe_timeout_bounds_a_whole_probe() {
 }
 
 #[test]
+fn a_fault_with_nothing_to_act_on_is_reported_not_silently_passed() {
+    // The transfer probe builds no pipeline: the compile fault cannot fire there.
+    let Some(r) = with_fault("compile@transfer", "transfer,latency", &[]) else {
+        return;
+    };
+    assert_eq!(r.out.status.code(), Some(0), "{}", stderr(&r.out));
+    assert!(
+        r.results
+            .incidents
+            .iter()
+            .any(|i| i.kind == "fault_not_fired" && i.probe == "transfer"),
+        "{:?}",
+        r.results.incidents
+    );
+}
+
+#[test]
 fn bad_fault_and_timeout_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     for (args, want) in [
         (vec!["--inject-fault", "melt@matmul"], "unknown fault"),
         (vec!["--inject-fault", "oom@gpu"], "unknown probe"),
         (vec!["--inject-fault", "oom"], "KIND@PROBE"),
+        (
+            vec!["--probes", "latency", "--inject-fault", "lost@matmul"],
+            "not in --probes",
+        ),
         (vec!["--wait-timeout", "0"], "--wait-timeout"),
         (vec!["--probe-timeout=-3"], "--probe-timeout"),
     ] {

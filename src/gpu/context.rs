@@ -204,6 +204,11 @@ impl Gpu {
         }
     }
 
+    /// The fault still armed (one that the probe never reached).
+    pub fn armed(&self) -> Option<Fault> {
+        self.armed.lock().ok().and_then(|a| *a)
+    }
+
     /// Takes the armed fault if it is `kind`.
     fn fire(&self, kind: Fault) -> bool {
         let mut a = self.armed.lock().unwrap_or_else(|e| e.into_inner());

@@ -577,20 +577,26 @@ pub fn run_config(
     let (a_res, b_res) = if cfg.kernel == KernelKind::Subgroup {
         a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64)?;
         let (w, h) = ((p.n / 4) as u32, p.k as u32);
-        let tex = gpu.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("B texture"),
-            size: wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
+        let tex = gpu.scoped(
+            || format!("allocating texture 'B texture' ({w}x{h} rgba32float)"),
+            || {
+                gpu.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("B texture"),
+                    size: wgpu::Extent3d {
+                        width: w,
+                        height: h,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: wgpu::TextureFormat::Rgba32Float,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING
+                        | wgpu::TextureUsages::STORAGE_BINDING,
+                    view_formats: &[],
+                })
             },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba32Float,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
-            view_formats: &[],
-        });
+        )?;
         b_view = tex.create_view(&Default::default());
         packs.push(pack_step(
             gpu,
