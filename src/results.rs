@@ -278,6 +278,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 impl ResultsFile {
+    /// What a reader of these figures must know about the run itself: stopped early,
+    /// device incidents, other benches measuring at the same time.
+    pub fn caveats(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.interrupted {
+            v.push(format!(
+                "incomplete run: interrupted after {} probe result(s)",
+                self.probes.len()
+            ));
+        } else if !self.complete {
+            v.push("incomplete run: the bench did not finish (still running, or killed)".into());
+        }
+        for i in &self.incidents {
+            v.push(format!("incident ({}, {}): {}", i.probe, i.kind, i.detail));
+        }
+        if !self.concurrent_runs.is_empty() {
+            let pids: Vec<String> = self
+                .concurrent_runs
+                .iter()
+                .map(|o| o.pid.to_string())
+                .collect();
+            v.push(format!(
+                "another gpuvalue bench ran at the same time (pid {}): timings may be distorted",
+                pids.join(", ")
+            ));
+        }
+        v
+    }
+
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut json = serde_json::to_vec_pretty(self)?;
         json.push(b'\n');
@@ -334,6 +363,36 @@ mod tests {
         assert!(format!("{err:#}").contains("schema_version"), "{err:#}");
         let err = ResultsFile::parse("{not json").unwrap_err();
         assert!(format!("{err:#}").contains("JSON"), "{err:#}");
+    }
+
+    #[test]
+    fn caveats_say_what_went_wrong_with_the_run() {
+        let mut r = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
+            .expect("fixture (schema 1) still reads");
+        assert!(r.caveats().is_empty());
+        r.complete = false;
+        r.interrupted = true;
+        r.incidents.push(Incident::new(
+            "stream",
+            "device_lost",
+            "device lost (destroyed)",
+        ));
+        r.concurrent_runs.push(crate::runs::OtherRun {
+            pid: 42,
+            started: "2026-11-29T00:00:00Z".into(),
+            out: "b.json".into(),
+            adapter: "x".into(),
+        });
+        let c = r.caveats();
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert!(c[0].starts_with("incomplete run: interrupted"));
+        assert!(c[1].contains("device_lost") && c[1].contains("stream"));
+        assert!(c[2].contains("pid 42"));
+        // And they survive a save and a load.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        r.save(&p).unwrap();
+        assert_eq!(ResultsFile::load(&p).unwrap().caveats(), c);
     }
 
     #[test]

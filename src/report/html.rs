@@ -143,6 +143,9 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
         esc(&r.tool.git_commit),
         esc(name)
     );
+    for c in r.caveats() {
+        let _ = write!(s, "<p class=\"warn\">{}</p>", esc(&c));
+    }
     s.push_str("<table class=\"probes\"><tr><th>probe</th><th>status</th><th>median</th><th>min</th><th>max</th><th>unit</th><th>n</th><th>timing</th><th>validation error</th></tr>");
     for p in &r.probes {
         let [med, min, max, n, val] = probe_cells(p);
@@ -307,7 +310,7 @@ pub fn render(
         device_html(&mut h, name, r, catalog);
         let _ = write!(
             m,
-            "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n",
+            "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n",
             r.adapter.name,
             r.adapter.vendor,
             r.adapter.device_type,
@@ -324,6 +327,10 @@ pub fn render(
             r.tool.git_commit,
             name
         );
+        for c in r.caveats() {
+            let _ = write!(m, "\n> **{c}**\n");
+        }
+        m.push_str("\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n");
         for p in &r.probes {
             let [med, min, max, n, val] = probe_cells(p);
             let _ = writeln!(

@@ -206,22 +206,10 @@ pub fn results(r: &ResultsFile) -> String {
         heading(r),
         Table::new(rows).with(Style::rounded())
     );
-    for i in &r.incidents {
-        out.push_str(&format!(
-            "\nincident ({}, {}): {}",
-            i.probe, i.kind, i.detail
-        ));
-    }
-    if !r.concurrent_runs.is_empty() {
-        let pids: Vec<String> = r
-            .concurrent_runs
-            .iter()
-            .map(|o| o.pid.to_string())
-            .collect();
-        out.push_str(&format!(
-            "\nanother gpuvalue bench ran at the same time (pid {}): timings may be distorted",
-            pids.join(", ")
-        ));
+    // The heading already says when the run is incomplete.
+    for c in r.caveats().iter().filter(|c| !c.starts_with("incomplete")) {
+        out.push('\n');
+        out.push_str(c);
     }
     out
 }
