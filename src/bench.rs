@@ -302,7 +302,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             concurrent_runs: Vec::new(),
             memory: Vec::new(),
         };
-        note_others(&mut results, &watcher.take());
+        runs::merge(&mut results.concurrent_runs, watcher.take());
         results.save(&path)?;
         let bar = if show_progress {
             let b = ProgressBar::new(probes_sorted.len() as u64);
@@ -525,11 +525,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             // Another bench measuring at the same time distorts both: say so on every
             // figure this probe produced.
             let mut others = others_before;
-            for o in watcher.take() {
-                if !others.contains(&o) {
-                    others.push(o);
-                }
-            }
+            runs::merge(&mut others, watcher.take());
             if !others.is_empty() {
                 let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
                 let w = format!(
@@ -539,7 +535,7 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
                 for r in &mut results.probes[first..] {
                     r.warnings.push(w.clone());
                 }
-                note_others(&mut results, &others);
+                runs::merge(&mut results.concurrent_runs, others);
             }
             results.updated = now_rfc3339();
             results.save(&path)?;
@@ -567,11 +563,3 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
 
 /// Device memory a probe may leave allocated without a warning (allocator block rounding).
 const MEMORY_SLACK: u64 = 1 << 20;
-
-fn note_others(results: &mut ResultsFile, others: &[runs::OtherRun]) {
-    for o in others {
-        if !results.concurrent_runs.contains(o) {
-            results.concurrent_runs.push(o.clone());
-        }
-    }
-}

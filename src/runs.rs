@@ -236,7 +236,8 @@ pub struct Watcher {
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
-fn merge(into: &mut Vec<OtherRun>, from: Vec<OtherRun>) {
+/// Adds to `into` the runs of `from` it does not hold yet.
+pub fn merge(into: &mut Vec<OtherRun>, from: Vec<OtherRun>) {
     for o in from {
         if !into.contains(&o) {
             into.push(o);

@@ -209,37 +209,28 @@ impl Gpu {
         self.armed.lock().ok().and_then(|a| *a)
     }
 
-    /// Takes the armed fault if it is `kind`.
-    fn fire(&self, kind: Fault) -> bool {
+    /// Takes the armed fault if it is one of `kinds`.
+    fn fire(&self, kinds: &[Fault]) -> Option<Fault> {
         let mut a = self.armed.lock().unwrap_or_else(|e| e.into_inner());
-        if *a == Some(kind) {
-            *a = None;
-            true
-        } else {
-            false
-        }
+        a.take_if(|f| kinds.contains(f))
     }
 
     /// Waits until all submitted work is done, within the watchdog.
     pub fn wait(&self) -> Result<()> {
         self.check_usable()?;
-        if self.fire(Fault::Panic) {
-            panic!("injected fault: panic inside a probe");
-        }
-        if self.fire(Fault::Lost) {
-            // What a driver reset does to a device with work in flight.
-            self.device.destroy();
-        }
-        for (fault, times) in [(Fault::Hang, 3.0), (Fault::Stuck, 30.0)] {
-            if self.fire(fault) {
-                // Longer than whichever watchdog bound comes first.
-                let wait = self
-                    .watchdog()
-                    .map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
-                fault::submit_spin(self, (wait * times).max(1.0))?;
-            }
-        }
         let wd = self.watchdog();
+        match self.fire(&[Fault::Panic, Fault::Lost, Fault::Hang, Fault::Stuck]) {
+            Some(Fault::Panic) => panic!("injected fault: panic inside a probe"),
+            // What a driver reset does to a device with work in flight.
+            Some(Fault::Lost) => self.device.destroy(),
+            Some(f) => {
+                // Longer than whichever watchdog bound comes first.
+                let bound = wd.map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
+                let times = if f == Fault::Stuck { 30.0 } else { 3.0 };
+                fault::submit_spin(self, (bound * times).max(1.0))?;
+            }
+            None => {}
+        }
         let t0 = Instant::now();
         // The wait ends at the single-wait limit or the probe's end, whichever is first.
         let bound = wd.map(|w| {
@@ -323,7 +314,7 @@ impl Gpu {
     /// error naming the buffer and its size, not a poisoned handle.
     pub fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> Result<wgpu::Buffer> {
         let label = desc.label.unwrap_or("buffer");
-        if self.fire(Fault::Oom) {
+        if self.fire(&[Fault::Oom]).is_some() {
             return fault::failing_allocation(self, desc);
         }
         self.scoped(
@@ -339,7 +330,7 @@ impl Gpu {
         desc: &wgpu::ComputePipelineDescriptor<'_>,
     ) -> Result<wgpu::ComputePipeline> {
         let label = desc.label.unwrap_or("compute");
-        if self.fire(Fault::Compile) {
+        if self.fire(&[Fault::Compile]).is_some() {
             // An override the shader does not declare: the pipeline is rejected by wgpu's
             // own validation, exactly as an override value the adapter refuses would be.
             let mut constants = desc.compilation_options.constants.to_vec();
