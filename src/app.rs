@@ -54,7 +54,7 @@ fn devices(a: cli::DevicesArgs) -> Result<ExitCode> {
 
 fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
     crate::interrupt::install();
-    let outcomes = bench::run(&a, std::env::args().collect())?;
+    let outcomes = bench::run(&a.options(std::env::args().collect()))?;
     let mut failed = false;
     for o in &outcomes {
         println!("{}", report::table::results(&o.results));
@@ -355,23 +355,11 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
 }
 
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
-    let bench_args = cli::BenchArgs {
-        select: a.select,
-        quick: true,
-        probes: crate::probes::ProbeKind::ALL.to_vec(),
-        sizes: None,
-        time_budget: None,
-        array_mib: None,
-        out: a.out,
-        quiet: a.quiet,
-        checked: false,
-        no_timestamps: false,
-        probe_timeout: None,
-        wait_timeout: 60.0,
-        inject_fault: None,
-    };
+    let mut opts = bench::BenchOptions::quick(a.select.adapter, a.select.backend);
+    opts.out = a.out;
+    opts.quiet = a.quiet;
     crate::interrupt::install();
-    let outcomes = bench::run(&bench_args, std::env::args().collect())?;
+    let outcomes = bench::run(&opts)?;
     let mut failed = false;
     let mut results = Vec::new();
     for o in &outcomes {

@@ -1,15 +1,15 @@
 //! The bench driver: open each chosen adapter, run the probes in turn, rewrite the results
 //! file atomically after every probe result, show progress on a terminal.
 
-use crate::cli::BenchArgs;
 use crate::gpu::context::{Halt, Watchdog};
-use crate::gpu::{Gpu, Timer, adapter};
+use crate::gpu::fault::FaultSpec;
+use crate::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
 use crate::host::HostInfo;
 use crate::interrupt;
-use crate::probes::{self, Ctx, ProbeKind, measure::Plan};
+use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
+use crate::reference::Dims;
 use crate::results::{
-    Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, SCHEMA_VERSION, Status, ToolInfo,
-    now_rfc3339,
+    Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status, now_rfc3339,
 };
 use crate::runs;
 use anyhow::{Context, Result, bail};
@@ -66,12 +66,12 @@ fn default_path(host: &HostInfo, name: &str) -> PathBuf {
 }
 
 fn out_path(
-    args: &BenchArgs,
+    out: Option<&Path>,
     host: &HostInfo,
     info: &adapter::AdapterSummary,
     several: bool,
 ) -> PathBuf {
-    match &args.out {
+    match out {
         Some(p) if several => {
             let stem = p
                 .file_stem()
@@ -83,7 +83,7 @@ fn out_path(
                 .unwrap_or_default();
             p.with_file_name(format!("{stem}-{}{ext}", info.index))
         }
-        Some(p) => p.clone(),
+        Some(p) => p.to_path_buf(),
         None => default_path(host, &info.name),
     }
 }
@@ -184,88 +184,207 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>> {
-    let time_budget = args
-        .time_budget
-        .unwrap_or(if args.quick { 45.0 } else { 600.0 });
-    if !(time_budget.is_finite() && time_budget > 0.0) {
-        bail!("--time-budget {time_budget}: expected a positive number of seconds");
-    }
-    if let Some(t) = args.probe_timeout
-        && !(t.is_finite() && t > 0.0)
-    {
-        bail!("--probe-timeout {t}: expected a positive number of seconds");
-    }
-    if !(args.wait_timeout.is_finite() && args.wait_timeout > 0.0) {
-        bail!(
-            "--wait-timeout {}: expected a positive number of seconds",
-            args.wait_timeout
-        );
-    }
-    let wait_timeout = Duration::from_secs_f64(args.wait_timeout);
-    if args.array_mib == Some(0) {
-        bail!("--array-mib 0: expected at least 1 MiB");
-    }
-    let list = adapter::enumerate(args.select.backend);
-    let chosen = list.select(&args.select.adapter)?;
-    let host = HostInfo::detect();
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let several = chosen.len() > 1;
-    let mut outcomes = Vec::new();
-    // Check every output path before the first probe runs, and lock it for this run.
-    let paths: Vec<PathBuf> = chosen
-        .iter()
-        .map(|&i| out_path(args, &host, &list.summaries[i], several))
-        .collect();
-    for p in &paths {
-        check_writable(p)?;
-    }
-    let locked = lock_outputs(paths, args.out.is_none())?;
-    let mut probes_sorted: Vec<ProbeKind> = Vec::new();
-    for k in &args.probes {
-        if !probes_sorted.contains(k) {
-            probes_sorted.push(*k);
+/// What a bench was asked to do, validated (built from the command line by `cli`; the
+/// bench never sees clap types).
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub adapter: AdapterChoice,
+    pub backend: Option<BackendChoice>,
+    /// Small sizes and short samples.
+    pub quick: bool,
+    /// The probes to run, in this order.
+    pub probes: Vec<ProbeRef>,
+    /// Matmul sizes, else each probe picks its own.
+    pub sizes: Option<Vec<Dims>>,
+    /// Time budget for the whole run on one adapter.
+    pub time_budget: Duration,
+    pub array_mib: Option<u64>,
+    /// Results file; generated under results/ when absent.
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+    /// Build proven-in-range kernels without runtime bounds checks.
+    pub trusted: bool,
+    /// Use GPU timestamps where the adapter has them.
+    pub timestamps: bool,
+    /// Watchdog for a whole probe (default: from its budget).
+    pub probe_timeout: Option<Duration>,
+    /// Watchdog for one wait on the GPU.
+    pub wait_timeout: Duration,
+    pub inject_fault: Option<FaultSpec>,
+    /// The command line, recorded in the results file.
+    pub args: Vec<String>,
+}
+
+impl BenchOptions {
+    /// The quick suite of every probe, as the main job runs it.
+    pub fn quick(adapter: AdapterChoice, backend: Option<BackendChoice>) -> BenchOptions {
+        BenchOptions {
+            adapter,
+            backend,
+            quick: true,
+            probes: probes::REGISTRY.to_vec(),
+            sizes: None,
+            time_budget: Duration::from_secs(QUICK_BUDGET_S),
+            array_mib: None,
+            out: None,
+            quiet: false,
+            trusted: true,
+            timestamps: true,
+            probe_timeout: None,
+            wait_timeout: Duration::from_secs(60),
+            inject_fault: None,
+            args: std::env::args().collect(),
         }
     }
-    if let Some(f) = args.inject_fault
-        && !probes_sorted.contains(&f.probe)
+
+    fn run_options(&self, probes: &[ProbeRef]) -> RunOptions {
+        RunOptions {
+            quick: self.quick,
+            probes: probes.iter().map(|p| p.name().to_string()).collect(),
+            sizes: self.sizes.as_ref().map(|v| {
+                v.iter()
+                    .map(|d| format!("{}x{}x{}", d.m, d.n, d.k))
+                    .collect()
+            }),
+            array_mib: self.array_mib,
+            time_budget_s: self.time_budget.as_secs_f64(),
+            trusted_shaders: self.trusted,
+            timestamps: self.timestamps,
+            args: self.args.clone(),
+        }
+    }
+}
+
+/// The default time budget of a quick run, seconds (a full run: `FULL_BUDGET_S`).
+pub const QUICK_BUDGET_S: u64 = 45;
+pub const FULL_BUDGET_S: u64 = 600;
+
+/// Runs the bench on every chosen adapter in turn: one results file each, rewritten after
+/// every probe result.
+pub fn run(opts: &BenchOptions) -> Result<Vec<BenchOutcome>> {
+    let probes = probes::dedup(&opts.probes);
+    if let Some(f) = &opts.inject_fault
+        && !probes.iter().any(|p| p.name() == f.probe)
     {
         bail!(
             "--inject-fault {}@{}: the {} probe is not in --probes",
             f.fault.name(),
-            f.probe.name(),
-            f.probe.name()
+            f.probe,
+            f.probe
         );
     }
-    for (&idx, (path, _lock)) in chosen.iter().zip(locked) {
+    let list = adapter::enumerate(opts.backend);
+    let chosen = list.select(&opts.adapter)?;
+    let host = HostInfo::detect();
+    let outputs = prepare_outputs(opts, &host, &list, &chosen)?;
+    let mut outcomes = Vec::new();
+    for (&idx, (path, _lock)) in chosen.iter().zip(outputs) {
         if interrupt::requested() {
             break;
         }
+        let mut run = AdapterRun::start(opts, &host, &list, idx, &probes, path)?;
+        for i in 0..probes.len() {
+            if interrupt::requested() {
+                break;
+            }
+            run.probe(probes[i], &probes[i..])?;
+        }
+        outcomes.push(run.finish()?);
+    }
+    Ok(outcomes)
+}
+
+/// Checks every output path before the first probe runs, and locks it for this run.
+fn prepare_outputs(
+    opts: &BenchOptions,
+    host: &HostInfo,
+    list: &adapter::AdapterList,
+    chosen: &[usize],
+) -> Result<Vec<(PathBuf, Option<runs::OutputLock>)>> {
+    let several = chosen.len() > 1;
+    let paths: Vec<PathBuf> = chosen
+        .iter()
+        .map(|&i| out_path(opts.out.as_deref(), host, &list.summaries[i], several))
+        .collect();
+    for p in &paths {
+        check_writable(p)?;
+    }
+    lock_outputs(paths, opts.out.is_none())
+}
+
+/// Refuses options the adapter cannot honour before anything is measured.
+fn check_adapter_fits(opts: &BenchOptions, gpu: &Gpu) -> Result<()> {
+    let info = &gpu.info;
+    for &d in opts.sizes.iter().flatten() {
+        probes::matmul::check_fits(gpu, d)
+            .with_context(|| format!("--sizes {}x{}x{} on adapter {}", d.m, d.n, d.k, info))?;
+    }
+    if let Some(mib) = opts.array_mib {
+        let limit = gpu.limits.max_buffer_size;
+        if mib << 20 > limit {
+            bail!(
+                "--array-mib {mib}: larger than adapter {}'s max_buffer_size ({} MiB)",
+                info,
+                limit >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
+fn progress_bar(opts: &BenchOptions, probes: usize, name: &str) -> Option<ProgressBar> {
+    if opts.quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new(probes as u64);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {pos}/{len} probes  {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    b.enable_steady_tick(Duration::from_millis(120));
+    b.set_prefix(name.to_string());
+    Some(b)
+}
+
+/// One adapter's run: its device, its results file, and what has happened to it so far.
+struct AdapterRun<'a> {
+    opts: &'a BenchOptions,
+    host: &'a HostInfo,
+    adapter: wgpu::Adapter,
+    gpu: Gpu,
+    path: PathBuf,
+    results: ResultsFile,
+    watcher: runs::Watcher,
+    bar: Option<ProgressBar>,
+    deadline: Instant,
+    /// Device memory held before any probe (the baseline for the leak check).
+    baseline: Option<(u64, usize)>,
+    /// Set when the device can no longer be used: the remaining probes are not run.
+    dead: Option<String>,
+}
+
+impl<'a> AdapterRun<'a> {
+    /// Opens the device, registers the run and writes the first (empty) results file.
+    fn start(
+        opts: &'a BenchOptions,
+        host: &'a HostInfo,
+        list: &adapter::AdapterList,
+        idx: usize,
+        probes: &[ProbeRef],
+        path: PathBuf,
+    ) -> Result<AdapterRun<'a>> {
         let info = list.summaries[idx].clone();
-        if info.software && !args.quiet {
+        if info.software && !opts.quiet {
             eprintln!(
                 "note: {} is a software adapter (the CPU): its figures say nothing about GPU speed",
                 info.name
             );
         }
-        let mut gpu = Gpu::open(list.adapters[idx].clone(), info.clone())?;
-        if let Some(sizes) = &args.sizes {
-            for &d in sizes {
-                probes::matmul::check_fits(&gpu, d).with_context(|| {
-                    format!("--sizes {}x{}x{} on adapter {}", d.m, d.n, d.k, info)
-                })?;
-            }
-        }
-        if let Some(mib) = args.array_mib {
-            let limit = gpu.limits.max_buffer_size;
-            if mib << 20 > limit {
-                bail!(
-                    "--array-mib {mib}: larger than adapter {}'s max_buffer_size ({} MiB)",
-                    info,
-                    limit >> 20
-                );
-            }
-        }
+        let adapter = list.adapters[idx].clone();
+        let gpu = Gpu::open(adapter.clone(), info.clone())?;
+        check_adapter_fits(opts, &gpu)?;
         let registration = match runs::Registration::new(&path, &info.name) {
             Ok(r) => Some(std::sync::Arc::new(r)),
             Err(e) => {
@@ -274,291 +393,305 @@ pub fn run(args: &BenchArgs, raw_args: Vec<String>) -> Result<Vec<BenchOutcome>>
             }
         };
         let watcher = runs::Watcher::new(registration, Duration::from_millis(500));
-        let mut results = ResultsFile {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo::current(),
-            created: now_rfc3339(),
-            updated: now_rfc3339(),
-            complete: false,
-            host: host.clone(),
-            adapter: info.clone(),
-            options: RunOptions {
-                quick: args.quick,
-                probes: probes_sorted.iter().map(|k| k.name().to_string()).collect(),
-                sizes: args.sizes.as_ref().map(|v| {
-                    v.iter()
-                        .map(|d| format!("{}x{}x{}", d.m, d.n, d.k))
-                        .collect()
-                }),
-                array_mib: args.array_mib,
-                time_budget_s: time_budget,
-                trusted_shaders: !args.checked,
-                timestamps: !args.no_timestamps,
-                args: raw_args.clone(),
-            },
-            probes: Vec::new(),
-            interrupted: false,
-            incidents: Vec::new(),
-            concurrent_runs: Vec::new(),
-            memory: Vec::new(),
-        };
+        let mut results = ResultsFile::new(host.clone(), info.clone(), opts.run_options(probes));
         runs::merge(&mut results.concurrent_runs, watcher.take());
         results.save(&path)?;
-        let bar = if show_progress {
-            let b = ProgressBar::new(probes_sorted.len() as u64);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {pos}/{len} probes  {wide_msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            b.enable_steady_tick(Duration::from_millis(120));
-            b.set_prefix(info.name.clone());
-            Some(b)
-        } else {
-            None
-        };
+        Ok(AdapterRun {
+            bar: progress_bar(opts, probes.len(), &info.name),
+            deadline: Instant::now() + opts.time_budget,
+            baseline: gpu.memory_in_use(),
+            opts,
+            host,
+            adapter,
+            gpu,
+            path,
+            results,
+            watcher,
+            dead: None,
+        })
+    }
+
+    /// Runs one probe under the watchdog, the fault injector and a panic guard, then deals
+    /// with what it left: a halted device, leaked memory, other runs seen meanwhile.
+    fn probe(&mut self, probe: ProbeRef, left: &[ProbeRef]) -> Result<()> {
+        let name = probe.name();
+        if let Some(why) = &self.dead {
+            let r = ProbeResult::placeholder(name)
+                .with_status(Status::Skipped, format!("not run: {why}"));
+            self.results.probes.push(r);
+            return self.results.save(&self.path);
+        }
+        // This probe's share of what is left: time a fast probe did not use rolls over.
+        let budget = probes::budget(
+            probe,
+            self.deadline.saturating_duration_since(Instant::now()),
+            left,
+        );
+        let timeout = self
+            .opts
+            .probe_timeout
+            .unwrap_or_else(|| default_probe_timeout(budget));
+        let others_before = self.watcher.take();
+        let first = self.results.probes.len();
+        self.gpu
+            .set_watchdog(Some(Watchdog::new(self.opts.wait_timeout, timeout)));
+        let fault = self.opts.inject_fault.as_ref().filter(|f| f.probe == name);
+        self.gpu.arm(fault.map(|f| f.fault));
+        let outcome = self.guarded(probe, budget)?;
+        self.gpu.set_watchdog(None);
+        self.note_unfired_fault(name);
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        let mut reopen = None;
+        if let Err(msg) = outcome {
+            let r = ProbeResult::placeholder(name)
+                .with_status(Status::Failed, format!("the probe panicked: {msg}"));
+            self.results.probes.push(r);
+            self.results
+                .incidents
+                .push(Incident::new(name, "panic", msg));
+            reopen = Some(format!("after a panic in the {name} probe"));
+        }
+        reopen = self.after_halt(name).or(reopen);
+        if let Some(why) = reopen {
+            self.reopen(name, &why);
+        }
+        self.check_leaks(name);
+        self.note_concurrent(others_before, first);
+        self.results.updated = now_rfc3339();
+        self.results.save(&self.path)
+    }
+
+    /// The probe itself, with its results annotated and saved as they come; a panic comes
+    /// back as its message.
+    fn guarded(&mut self, probe: ProbeRef, budget: Duration) -> Result<Result<(), String>> {
+        let AdapterRun {
+            opts,
+            host,
+            gpu,
+            results,
+            path,
+            bar,
+            ..
+        } = self;
         let progress = |msg: &str| {
-            if let Some(b) = &bar {
+            if let Some(b) = bar.as_ref() {
                 b.set_message(msg.to_string());
             }
         };
-        let run_deadline = Instant::now() + Duration::from_secs_f64(time_budget);
-        // Device memory held before any probe (the baseline for the leak check).
-        let mut baseline = gpu.memory_in_use();
-        // Set when the device can no longer be used: the remaining probes are not run.
-        let mut dead: Option<String> = None;
+        let timer = Timer::new(gpu, opts.timestamps);
+        let ctx = Ctx {
+            gpu,
+            timer: &timer,
+            plan: if opts.quick {
+                Plan::quick()
+            } else {
+                Plan::full()
+            },
+            quick: opts.quick,
+            sizes: opts.sizes.clone(),
+            deadline: Instant::now() + budget,
+            trusted: opts.trusted,
+            host,
+            progress: &progress,
+            faults: Default::default(),
+            array_bytes: opts.array_mib.map(|m| m << 20),
+        };
         let mut save_err = None;
-        for (pi, kind) in probes_sorted.iter().enumerate() {
-            if interrupt::requested() {
-                break;
+        let mut emit = |mut r: ProbeResult| {
+            // What was cut short by Ctrl-C is not a finding: keep only what finished.
+            if interrupt::requested() && r.status != Status::Ok {
+                return;
             }
-            let name = kind.name();
-            if let Some(why) = &dead {
-                results.probes.push(
-                    ProbeResult::new(name, format!("{name} probe"), "", true)
-                        .with_status(Status::Skipped, format!("not run: {why}")),
-                );
-                results.save(&path)?;
-                continue;
-            }
-            // This probe's share of what is left: time a fast probe did not use rolls over.
-            let left = run_deadline.saturating_duration_since(Instant::now());
-            let budget = kind.budget(left, &probes_sorted[pi..]);
-            let timeout = args
-                .probe_timeout
-                .map(Duration::from_secs_f64)
-                .unwrap_or_else(|| default_probe_timeout(budget));
-            let others_before = watcher.take();
-            let first = results.probes.len();
-            gpu.set_watchdog(Some(Watchdog::new(wait_timeout, timeout)));
-            gpu.arm(
-                args.inject_fault
-                    .filter(|f| f.probe == *kind)
-                    .map(|f| f.fault),
-            );
-            let outcome = {
-                let timer = Timer::new(&gpu, !args.no_timestamps);
-                let ctx = Ctx {
-                    gpu: &gpu,
-                    timer: &timer,
-                    plan: if args.quick {
-                        Plan::quick()
-                    } else {
-                        Plan::full()
-                    },
-                    quick: args.quick,
-                    sizes: args.sizes.clone(),
-                    deadline: Instant::now() + budget,
-                    trusted: !args.checked,
-                    host: &host,
-                    progress: &progress,
-                    faults: Default::default(),
-                    array_bytes: args.array_mib.map(|m| m << 20),
-                };
-                let mut emit = |mut r: ProbeResult| {
-                    // What was cut short by Ctrl-C is not a finding: keep only what finished.
-                    if interrupt::requested() && r.status != Status::Ok {
-                        return;
-                    }
-                    // How the timer ended up timing: recorded beside the timing; a surprise
-                    // (timestamps that disagreed on a hardware adapter) is also a warning.
-                    if let Some(reason) = timer.fallback_reason() {
-                        if let Some(t) = r.timing.as_mut()
-                            && t.note.is_none()
-                        {
-                            t.note = Some(reason.to_string());
-                        }
-                        if !gpu.info.software && !r.warnings.iter().any(|w| w == reason) {
-                            r.warnings.push(reason.to_string());
-                        }
-                    }
-                    if let Some(v) = &r.value
-                        && v.n > 1
-                        && v.rel_spread() > crate::stats::WIDE_SPREAD
-                    {
-                        r.warnings.push(format!(
-                            "wide spread: {:.3}..{:.3} {} ({:.0}% of the median); rerun on an idle machine",
-                            v.min,
-                            v.max,
-                            r.unit,
-                            100.0 * v.rel_spread()
-                        ));
-                    }
-                    results.probes.push(r);
-                    results.updated = now_rfc3339();
-                    if let Err(e) = results.save(&path) {
-                        save_err.get_or_insert(e);
-                    }
-                };
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    probes::run(*kind, &ctx, &mut emit)
-                }))
-            };
-            gpu.set_watchdog(None);
-            if let Some(f) = gpu.armed() {
-                // The probe never did what the fault targets (no allocation, no pipeline,
-                // no wait): say so, or a test could pass without its fault.
-                results.incidents.push(Incident::new(
-                    name,
-                    "fault_not_fired",
-                    format!(
-                        "the injected fault `{}` found nothing to act on in this probe",
-                        f.name()
-                    ),
-                ));
-            }
-            gpu.arm(None);
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-            if let Some(e) = save_err.take() {
-                return Err(e);
-            }
-            let mut reopen = None;
-            if let Err(p) = outcome {
-                let msg = panic_message(p.as_ref());
-                results.probes.push(
-                    ProbeResult::new(name, format!("{name} probe"), "", true)
-                        .with_status(Status::Failed, format!("the probe panicked: {msg}")),
-                );
-                results
-                    .incidents
-                    .push(Incident::new(name, "panic", msg.clone()));
-                reopen = Some(format!("after a panic in the {name} probe"));
-            }
-            match gpu.halted() {
-                Some(Halt::Wedged(m)) => {
-                    results
-                        .incidents
-                        .push(Incident::new(name, "watchdog", m.clone()));
-                    progress("waiting for the device to finish the stopped work");
-                    let t0 = Instant::now();
-                    if gpu.drain(wait_timeout * 5) {
-                        results.incidents.push(Incident::new(
-                            name,
-                            "drained",
-                            format!(
-                                "the device finished the stopped work {:.1} s later; the run goes on",
-                                t0.elapsed().as_secs_f64()
-                            ),
-                        ));
-                    } else {
-                        let why = format!(
-                            "the device did not finish the work stopped by the watchdog in the {name} probe within a further {:.0} s",
-                            (wait_timeout * 5).as_secs_f64()
-                        );
-                        results
-                            .incidents
-                            .push(Incident::new(name, "unresponsive", why.clone()));
-                        dead = Some(why);
-                    }
-                }
-                Some(Halt::Lost(m)) => {
-                    results
-                        .incidents
-                        .push(Incident::new(name, "device_lost", m.clone()));
-                    reopen = Some(format!("after the device was lost in the {name} probe"));
-                }
-                None => {}
-            }
-            if let Some(why) = reopen
-                && dead.is_none()
-            {
-                match Gpu::open(list.adapters[idx].clone(), info.clone()) {
-                    Ok(g) => {
-                        gpu = g;
-                        baseline = gpu.memory_in_use();
-                        results.incidents.push(Incident::new(
-                            name,
-                            "reopened",
-                            format!("a new device was opened on the adapter {why}"),
-                        ));
-                    }
-                    Err(e) => {
-                        dead = Some(format!("the device could not be reopened {why}: {e:#}"));
-                    }
-                }
-            }
-            // Leak check: what the probe allocated must be released when it ends.
-            if dead.is_none()
-                && let (Some((base, _)), Some((now, count))) = (baseline, gpu.memory_in_use())
-            {
-                results.memory.push(MemoryCheck {
-                    probe: name.into(),
-                    allocated_bytes: now,
-                    allocations: count,
-                    baseline_bytes: base,
-                });
-                if now > base + MEMORY_SLACK {
-                    results.incidents.push(Incident::new(
-                        name,
-                        "memory_left",
-                        format!(
-                            "{:.1} MiB of device memory still allocated after the probe (baseline {:.1} MiB)",
-                            now as f64 / 1048576.0,
-                            base as f64 / 1048576.0
-                        ),
-                    ));
-                }
-            }
-            // Another bench measuring at the same time distorts both: say so on every
-            // figure this probe produced.
-            let mut others = others_before;
-            runs::merge(&mut others, watcher.take());
-            if !others.is_empty() {
-                let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
-                let w = format!(
-                    "another gpuvalue bench was running during this probe (pid {}): timings may be distorted",
-                    pids.join(", ")
-                );
-                for r in &mut results.probes[first..] {
-                    r.warnings.push(w.clone());
-                }
-                runs::merge(&mut results.concurrent_runs, others);
-            }
+            annotate(&mut r, &timer, gpu.info.software);
+            results.probes.push(r);
             results.updated = now_rfc3339();
-            results.save(&path)?;
+            if let Err(e) = results.save(path) {
+                save_err.get_or_insert(e);
+            }
+        };
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| probe.run(&ctx, &mut emit)));
+        if let Some(e) = save_err {
+            return Err(e);
         }
-        if let Some(b) = bar {
+        Ok(outcome.map_err(|p| panic_message(p.as_ref())))
+    }
+
+    /// A fault the probe never reached (no allocation, no pipeline, no wait) is recorded,
+    /// or a test could pass without its fault.
+    fn note_unfired_fault(&mut self, name: &str) {
+        if let Some(f) = self.gpu.armed() {
+            self.results.incidents.push(Incident::new(
+                name,
+                "fault_not_fired",
+                format!(
+                    "the injected fault `{}` found nothing to act on in this probe",
+                    f.name()
+                ),
+            ));
+        }
+        self.gpu.arm(None);
+    }
+
+    /// Records a watchdog stop or a lost device; waits for a wedged device to drain. Gives
+    /// the reason to reopen the device, if it must be.
+    fn after_halt(&mut self, name: &str) -> Option<String> {
+        let wait = self.opts.wait_timeout;
+        match self.gpu.halted() {
+            Some(Halt::Wedged(m)) => {
+                self.results
+                    .incidents
+                    .push(Incident::new(name, "watchdog", m));
+                if let Some(b) = &self.bar {
+                    b.set_message("waiting for the device to finish the stopped work");
+                }
+                let t0 = Instant::now();
+                if self.gpu.drain(wait * 5) {
+                    let d = format!(
+                        "the device finished the stopped work {:.1} s later; the run goes on",
+                        t0.elapsed().as_secs_f64()
+                    );
+                    self.results
+                        .incidents
+                        .push(Incident::new(name, "drained", d));
+                } else {
+                    let why = format!(
+                        "the device did not finish the work stopped by the watchdog in the {name} probe within a further {:.0} s",
+                        (wait * 5).as_secs_f64()
+                    );
+                    let i = Incident::new(name, "unresponsive", why.clone());
+                    self.results.incidents.push(i);
+                    self.dead = Some(why);
+                }
+                None
+            }
+            Some(Halt::Lost(m)) => {
+                self.results
+                    .incidents
+                    .push(Incident::new(name, "device_lost", m));
+                Some(format!("after the device was lost in the {name} probe"))
+            }
+            None => None,
+        }
+    }
+
+    /// Opens a new device on the same adapter, or marks the run dead if that fails.
+    fn reopen(&mut self, name: &str, why: &str) {
+        if self.dead.is_some() {
+            return;
+        }
+        match Gpu::open(self.adapter.clone(), self.gpu.info.clone()) {
+            Ok(g) => {
+                self.gpu = g;
+                self.baseline = self.gpu.memory_in_use();
+                let d = format!("a new device was opened on the adapter {why}");
+                self.results
+                    .incidents
+                    .push(Incident::new(name, "reopened", d));
+            }
+            Err(e) => self.dead = Some(format!("the device could not be reopened {why}: {e:#}")),
+        }
+    }
+
+    /// Leak check: what the probe allocated must be released when it ends.
+    fn check_leaks(&mut self, name: &str) {
+        let (Some((base, _)), Some((now, count))) = (self.baseline, self.gpu.memory_in_use())
+        else {
+            return;
+        };
+        if self.dead.is_some() {
+            return;
+        }
+        self.results.memory.push(MemoryCheck {
+            probe: name.into(),
+            allocated_bytes: now,
+            allocations: count,
+            baseline_bytes: base,
+        });
+        if now > base + MEMORY_SLACK {
+            self.results.incidents.push(Incident::new(
+                name,
+                "memory_left",
+                format!(
+                    "{:.1} MiB of device memory still allocated after the probe (baseline {:.1} MiB)",
+                    now as f64 / 1048576.0,
+                    base as f64 / 1048576.0
+                ),
+            ));
+        }
+    }
+
+    /// Another bench measuring at the same time distorts both: say so on every figure the
+    /// probe produced.
+    fn note_concurrent(&mut self, mut others: Vec<runs::OtherRun>, first: usize) {
+        runs::merge(&mut others, self.watcher.take());
+        if others.is_empty() {
+            return;
+        }
+        let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
+        let w = format!(
+            "another gpuvalue bench was running during this probe (pid {}): timings may be distorted",
+            pids.join(", ")
+        );
+        for r in &mut self.results.probes[first..] {
+            r.warnings.push(w.clone());
+        }
+        runs::merge(&mut self.results.concurrent_runs, others);
+    }
+
+    /// Adds the double-precision summary, marks the file complete (or interrupted) and
+    /// writes it a last time.
+    fn finish(mut self) -> Result<BenchOutcome> {
+        if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
         let interrupted = interrupt::requested();
-        if !interrupted && let Some(s) = probes::precision::summary(&results.probes) {
-            results.probes.push(s);
+        if !interrupted && let Some(s) = probes::precision::summary(&self.results.probes) {
+            self.results.probes.push(s);
         }
-        results.interrupted = interrupted;
-        results.complete = !interrupted;
-        results.updated = now_rfc3339();
-        results.save(&path)?;
-        if dead.is_some() && matches!(gpu.halted(), Some(Halt::Wedged(_))) {
+        self.results.interrupted = interrupted;
+        self.results.complete = !interrupted;
+        self.results.updated = now_rfc3339();
+        self.results.save(&self.path)?;
+        if self.dead.is_some() && matches!(self.gpu.halted(), Some(Halt::Wedged(_))) {
             // Dropping a device with work still queued waits for that work without bound;
             // the device is unusable, so it is left to the process's exit.
-            std::mem::forget(gpu);
+            std::mem::forget(self.gpu);
         }
-        outcomes.push(BenchOutcome { path, results });
+        Ok(BenchOutcome {
+            path: self.path,
+            results: self.results,
+        })
     }
-    Ok(outcomes)
+}
+
+/// How the timer ended up timing, recorded beside the timing (a surprise on a hardware
+/// adapter is also a warning); a wide spread of samples is a warning.
+fn annotate(r: &mut ProbeResult, timer: &Timer<'_>, software: bool) {
+    if let Some(reason) = timer.fallback_reason() {
+        if let Some(t) = r.timing.as_mut()
+            && t.note.is_none()
+        {
+            t.note = Some(reason.to_string());
+        }
+        if !software && !r.warnings.iter().any(|w| w == reason) {
+            r.warnings.push(reason.to_string());
+        }
+    }
+    if let Some(v) = &r.value
+        && v.n > 1
+        && v.rel_spread() > crate::stats::WIDE_SPREAD
+    {
+        r.warnings.push(format!(
+            "wide spread: {:.3}..{:.3} {} ({:.0}% of the median); rerun on an idle machine",
+            v.min,
+            v.max,
+            r.unit,
+            100.0 * v.rel_spread()
+        ));
+    }
 }
 
 /// Device memory a probe may leave allocated without a warning (allocator block rounding).

@@ -155,53 +155,7 @@ pub struct Catalog {
     pub origins: Vec<String>,
 }
 
-/// Largest input file read (catalogs, scenarios, results): far above any real one, and a
-/// bound on the memory a wrong file can take.
-pub const MAX_INPUT_BYTES: u64 = 256 << 20;
-
-/// Reads a whole input file, refusing one over `MAX_INPUT_BYTES`.
-pub fn read_bounded(path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let f = std::fs::File::open(path)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
-    let mut data = Vec::new();
-    f.take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut data)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
-    if data.len() as u64 > MAX_INPUT_BYTES {
-        bail!(
-            "{}: larger than {} MiB; is this really a {what}?",
-            path.display(),
-            MAX_INPUT_BYTES >> 20
-        );
-    }
-    Ok(data)
-}
-
-/// As `read_bounded`, for text: invalid UTF-8 is an error naming the byte offset.
-pub fn read_text(path: &Path, what: &str) -> Result<String> {
-    String::from_utf8(read_bounded(path, what)?).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not UTF-8 text (invalid byte at offset {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
-/// Parses JSON into `T`, with errors that name the file, the line and the JSON path.
-pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, name: &str) -> Result<T> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        anyhow::anyhow!(
-            "{name}: line {}, column {}, at JSON path `{path}`: {inner}",
-            inner.line(),
-            inner.column()
-        )
-    })
-}
+pub use crate::files::{MAX_INPUT_BYTES, parse_json, read_bounded, read_text};
 
 impl Catalog {
     pub fn embedded() -> Catalog {

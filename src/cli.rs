@@ -1,9 +1,9 @@
 //! Command-line definitions (clap) and nothing else.
 
 use crate::gpu::{AdapterChoice, BackendChoice};
-use crate::probes::ProbeKind;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -236,25 +236,26 @@ pub struct BenchArgs {
     /// Small sizes and short samples: for CI and laptops (under a minute on lavapipe).
     #[arg(long)]
     pub quick: bool,
-    /// Probes to run, comma-separated.
+    /// Probes to run, comma-separated (default: all).
     #[arg(
         long,
-        value_enum,
         value_delimiter = ',',
-        default_value = "matmul,double,stream,transfer,latency"
+        value_parser = probe_parser(),
+        default_values_t = crate::probes::names().into_iter().map(String::from).collect::<Vec<_>>(),
+        hide_default_value = true
     )]
-    pub probes: Vec<ProbeKind>,
+    pub probes: Vec<String>,
     /// Matrix sizes for the matmul probe, comma-separated: N (square) or MxNxK.
     /// Default: 256 doubling up to what the adapter's limits and the time budget allow.
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Option<Vec<crate::reference::Dims>>,
     /// Time budget in seconds for the whole run on one adapter (default 45 with --quick,
     /// else 600). Probes stop starting new sizes when their share is spent.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub time_budget: Option<f64>,
     /// Array size in MiB for the stream and transfer probes (default: 4x the last-level
     /// cache where known, else 256 MiB; within the adapter's limits).
-    #[arg(long, value_name = "MIB")]
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub array_mib: Option<u64>,
     /// Results file (default results/<host>-<adapter>-<time>.json). With several adapters,
     /// the adapter's index is added before the extension.
@@ -273,17 +274,84 @@ pub struct BenchArgs {
     /// Watchdog: a probe still running this many seconds after it started is stopped at
     /// its next wait on the GPU and marked failed (default: twice the probe's share of the
     /// time budget, plus 120 s).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub probe_timeout: Option<f64>,
     /// Watchdog: GPU work submitted in one go (a timed sample is sized to tens of
     /// milliseconds) that has not finished after this many seconds fails its probe; the run
     /// goes on once the device has drained, for up to 5x this long.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     pub wait_timeout: f64,
     /// For testing the tool: inject one fault, KIND@PROBE, KIND one of oom, compile, lost,
     /// hang, stuck, panic (e.g. `lost@stream`).
-    #[arg(long, hide = true, value_name = "KIND@PROBE")]
+    #[arg(long, hide = true, value_name = "KIND@PROBE", value_parser = parse_fault)]
     pub inject_fault: Option<crate::gpu::fault::FaultSpec>,
+}
+
+impl BenchArgs {
+    /// The validated options the bench runs with (`args`: the command line, recorded).
+    pub fn options(&self, args: Vec<String>) -> crate::bench::BenchOptions {
+        use crate::bench::{FULL_BUDGET_S, QUICK_BUDGET_S};
+        let default_budget = if self.quick {
+            QUICK_BUDGET_S
+        } else {
+            FULL_BUDGET_S
+        };
+        crate::bench::BenchOptions {
+            adapter: self.select.adapter.clone(),
+            backend: self.select.backend,
+            quick: self.quick,
+            probes: self
+                .probes
+                .iter()
+                .filter_map(|n| crate::probes::find(n))
+                .collect(),
+            sizes: self.sizes.clone(),
+            time_budget: self
+                .time_budget
+                .map_or(Duration::from_secs(default_budget), Duration::from_secs_f64),
+            array_mib: self.array_mib,
+            out: self.out.clone(),
+            quiet: self.quiet,
+            trusted: !self.checked,
+            timestamps: !self.no_timestamps,
+            probe_timeout: self.probe_timeout.map(Duration::from_secs_f64),
+            wait_timeout: Duration::from_secs_f64(self.wait_timeout),
+            inject_fault: self.inject_fault.clone(),
+            args,
+        }
+    }
+}
+
+/// `--probes` accepts the registered probe names, each with its one-line description.
+fn probe_parser() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::probes::REGISTRY
+            .iter()
+            .map(|p| clap::builder::PossibleValue::new(p.name()).help(p.about())),
+    )
+}
+
+/// A positive, finite number of seconds.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!(
+            "expected a positive number of seconds (above 0, below 1e9), found `{s}`"
+        )),
+    }
+}
+
+/// `KIND@PROBE`, the probe one of the registered ones.
+fn parse_fault(s: &str) -> Result<crate::gpu::fault::FaultSpec, String> {
+    let spec: crate::gpu::fault::FaultSpec = s.parse()?;
+    if crate::probes::find(&spec.probe).is_none() {
+        return Err(format!(
+            "`{}`: unknown probe, expected one of {}",
+            spec.probe,
+            crate::probes::names().join(", ")
+        ));
+    }
+    Ok(spec)
 }
 
 #[derive(Args, Debug)]

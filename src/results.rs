@@ -24,9 +24,9 @@
 //! ```
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
-use crate::gpu::AdapterSummary;
+pub use crate::files::{now_rfc3339, write_atomic};
 use crate::host::HostInfo;
-use crate::probes::measure::TimingInfo;
+use crate::model::{AdapterSummary, OtherRun, TimingInfo};
 use crate::stats::Summary;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -124,6 +124,11 @@ impl ProbeResult {
         self
     }
 
+    /// The result standing for a whole probe that produced no figure (skipped, panicked).
+    pub fn placeholder(probe: &str) -> Self {
+        ProbeResult::new(probe, format!("{probe} probe"), "", true)
+    }
+
     /// Marks the result failed because no autotuning candidate gave a valid result, with the
     /// first reason a candidate gave (out of memory, a limit, a rejected kernel).
     pub fn no_valid_configuration(self) -> Self {
@@ -203,7 +208,7 @@ pub struct ResultsFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incidents: Vec<Incident>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub concurrent_runs: Vec<crate::runs::OtherRun>,
+    pub concurrent_runs: Vec<OtherRun>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<MemoryCheck>,
 }
@@ -242,42 +247,26 @@ pub struct MemoryCheck {
     pub baseline_bytes: u64,
 }
 
-pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
-/// renamed over the target, so a reader never sees a half-written file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .with_context(|| format!("{}: not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    crate::interrupt::register_temp(&tmp);
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    crate::interrupt::unregister_temp(&tmp);
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
-}
-
 impl ResultsFile {
+    /// A new, still incomplete results file of this tool version, created now.
+    pub fn new(host: HostInfo, adapter: AdapterSummary, options: RunOptions) -> ResultsFile {
+        ResultsFile {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::current(),
+            created: now_rfc3339(),
+            updated: now_rfc3339(),
+            complete: false,
+            host,
+            adapter,
+            options,
+            probes: Vec::new(),
+            interrupted: false,
+            incidents: Vec::new(),
+            concurrent_runs: Vec::new(),
+            memory: Vec::new(),
+        }
+    }
+
     /// What a reader of these figures must know about the run itself: stopped early,
     /// device incidents, other benches measuring at the same time.
     pub fn caveats(&self) -> Vec<String> {
@@ -316,7 +305,7 @@ impl ResultsFile {
     /// Loads and checks a results file: JSON syntax, schema version, field types. Errors name
     /// the file, the JSON path and what was expected.
     pub fn load(path: &Path) -> Result<ResultsFile> {
-        let text = crate::catalog::read_text(path, "results file")?;
+        let text = crate::files::read_text(path, "results file")?;
         Self::parse(&text).with_context(|| format!("results file {}", path.display()))
     }
 
@@ -377,7 +366,7 @@ mod tests {
             "device_lost",
             "device lost (destroyed)",
         ));
-        r.concurrent_runs.push(crate::runs::OtherRun {
+        r.concurrent_runs.push(OtherRun {
             pid: 42,
             started: "2026-11-29T00:00:00Z".into(),
             out: "b.json".into(),
@@ -393,20 +382,5 @@ mod tests {
         let p = dir.path().join("r.json");
         r.save(&p).unwrap();
         assert_eq!(ResultsFile::load(&p).unwrap().caveats(), c);
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.json");
-        write_atomic(&p, b"first").unwrap();
-        write_atomic(&p, b"second").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "second");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-            .collect();
-        assert!(leftovers.is_empty());
     }
 }

@@ -3,32 +3,22 @@
 //! timings; and each results file is locked while a run writes it, so two runs never write
 //! the same file.
 //!
-//! The directory is `$GPUVALUE_RUN_DIR`, else `<temp dir>/gpuvalue-runs`. Entries of
-//! processes that died without cleaning up are recognised (process gone, or the pid reused
-//! by a process started later) and removed.
+//! The directory is `$GPUVALUE_RUN_DIR`, else `<temp dir>/gpuvalue-runs`. Each entry and
+//! each lock is a file its run holds an advisory lock on (`std::fs::File::try_lock`); the
+//! operating system drops the lock when the process ends, so an entry nobody holds is one
+//! a run left behind when it died, and is removed.
 
+use crate::files::now_rfc3339;
+pub use crate::model::OtherRun;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::fs::{File, TryLockError};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-
-/// Another run seen while this one was measuring.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OtherRun {
-    pub pid: u32,
-    /// When that run started (RFC 3339).
-    pub started: String,
-    /// Its results file.
-    pub out: String,
-    pub adapter: String,
-}
 
 #[derive(Serialize, Deserialize)]
 struct Entry {
     pid: u32,
-    /// The process's start time (seconds since the epoch), to tell a reused pid apart.
-    process_start: u64,
     started: String,
     out: String,
     adapter: String,
@@ -40,30 +30,99 @@ pub fn dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("gpuvalue-runs"))
 }
 
-fn process_start(pid: u32) -> Option<u64> {
-    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
-    let pid = Pid::from_u32(pid);
-    let mut s = System::new().ok()?;
-    s.refresh_processes_specifics(
-        ProcessesToUpdate::Some(&[pid]),
-        true,
-        ProcessRefreshKind::nothing(),
-    );
-    s.process(pid).map(|p| p.start_time())
-}
-
-/// True while the process that wrote `pid` / `start` is still running.
-fn alive(pid: u32, start: u64) -> bool {
-    process_start(pid).is_some_and(|s| s.abs_diff(start) <= 2)
-}
-
-fn own_start() -> u64 {
-    process_start(std::process::id()).unwrap_or(0)
-}
-
-/// This run's entry in the registry; removed when dropped.
-pub struct Registration {
+/// A file of the registry held under an exclusive advisory lock (`File::try_lock`) for as
+/// long as it lives: the operating system releases the lock when the process ends, however
+/// it ends, so a file that can be locked belongs to a run that is gone. Removed when dropped.
+#[derive(Debug)]
+struct Held {
     path: PathBuf,
+    _file: File,
+}
+
+/// What trying to hold a registry file found.
+enum Hold {
+    Taken(Held),
+    /// Another live process holds it; what it wrote there, if readable.
+    Busy(Option<Entry>),
+}
+
+impl Held {
+    /// Locks `path` (creating it) and writes `entry` into it, or says who holds it.
+    fn try_hold(path: &Path, entry: &Entry) -> std::io::Result<Hold> {
+        // The holder removes its file before it unlocks: a file locked after that removal
+        // is no longer the one at `path`, so try again on the new one.
+        for _ in 0..8 {
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)?;
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => {
+                    let mut text = String::new();
+                    let holder = f
+                        .read_to_string(&mut text)
+                        .ok()
+                        .and_then(|_| serde_json::from_str(&text).ok());
+                    return Ok(Hold::Busy(holder));
+                }
+                Err(TryLockError::Error(e)) => return Err(e),
+            }
+            if !still_at(&f, path) {
+                continue;
+            }
+            f.set_len(0)?;
+            f.write_all(&serde_json::to_vec(entry).unwrap_or_default())?;
+            f.flush()?;
+            return Ok(Hold::Taken(Held {
+                path: path.to_path_buf(),
+                _file: f,
+            }));
+        }
+        Err(std::io::Error::other(format!(
+            "{}: removed and recreated while being locked, repeatedly",
+            path.display()
+        )))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Removed while still locked; the lock goes with the file handle right after.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// True when the open file `f` is still the one at `path` (not removed meanwhile).
+#[cfg(unix)]
+fn still_at(f: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Elsewhere an open file cannot be removed, so it is always still there.
+#[cfg(not(unix))]
+fn still_at(_f: &File, _path: &Path) -> bool {
+    true
+}
+
+fn entry(out: &Path, adapter: &str) -> Entry {
+    Entry {
+        pid: std::process::id(),
+        started: now_rfc3339(),
+        out: out.display().to_string(),
+        adapter: adapter.to_string(),
+    }
+}
+
+/// This run's entry in the registry, locked while the run lives; removed when dropped.
+pub struct Registration {
+    held: Held,
 }
 
 impl Registration {
@@ -72,24 +131,20 @@ impl Registration {
         let d = dir();
         std::fs::create_dir_all(&d)
             .with_context(|| format!("cannot create the run registry {}", d.display()))?;
-        let entry = Entry {
-            pid: std::process::id(),
-            process_start: own_start(),
-            started: crate::results::now_rfc3339(),
-            out: out.display().to_string(),
-            adapter: adapter.to_string(),
-        };
         // Several registrations per process (one per adapter, or tests): a counter keeps
         // their names apart.
         static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let path = d.join(format!("run-{}-{seq}.json", entry.pid));
-        let json = serde_json::to_vec(&entry)?;
-        crate::results::write_atomic(&path, &json)?;
-        Ok(Registration { path })
+        let path = d.join(format!("run-{}-{seq}.json", std::process::id()));
+        match Held::try_hold(&path, &entry(out, adapter)) {
+            Ok(Hold::Taken(held)) => Ok(Registration { held }),
+            Ok(Hold::Busy(_)) => anyhow::bail!("{}: held by another process", path.display()),
+            Err(e) => Err(e).with_context(|| format!("cannot register in {}", path.display())),
+        }
     }
 
-    /// The other runs alive now, removing entries of runs that are gone.
+    /// The other runs alive now (their entries are locked), removing entries of runs that
+    /// are gone (an entry nobody holds).
     pub fn others(&self) -> Vec<OtherRun> {
         let mut out = Vec::new();
         let Ok(rd) = std::fs::read_dir(dir()) else {
@@ -98,132 +153,92 @@ impl Registration {
         for e in rd.flatten() {
             let p = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
-            if p == self.path || !name.starts_with("run-") || !name.ends_with(".json") {
+            if p == self.held.path || !name.starts_with("run-") || !name.ends_with(".json") {
                 continue;
             }
-            let Some(entry) = std::fs::read(&p)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
-            else {
+            let Ok(f) = std::fs::OpenOptions::new().read(true).write(true).open(&p) else {
                 continue;
             };
-            if !alive(entry.pid, entry.process_start) {
-                let _ = std::fs::remove_file(&p);
-                continue;
+            match f.try_lock() {
+                // Nobody holds it: left by a run that is gone.
+                Ok(()) => {
+                    if still_at(&f, &p) {
+                        let _ = std::fs::remove_file(&p);
+                    }
+                }
+                Err(TryLockError::WouldBlock) => {
+                    let Some(entry) = std::fs::read(&p)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
+                    else {
+                        continue;
+                    };
+                    out.push(OtherRun {
+                        pid: entry.pid,
+                        started: entry.started,
+                        out: entry.out,
+                        adapter: entry.adapter,
+                    });
+                }
+                Err(TryLockError::Error(_)) => {}
             }
-            out.push(OtherRun {
-                pid: entry.pid,
-                started: entry.started,
-                out: entry.out,
-                adapter: entry.adapter,
-            });
         }
         out.sort_by(|a, b| (a.pid, &a.started).cmp(&(b.pid, &b.started)));
         out
     }
 }
 
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Exclusive right to write one results file; released when dropped.
+/// Exclusive right to write one results file; released when dropped (or when the process
+/// ends, however it ends).
 #[derive(Debug)]
 pub struct OutputLock {
-    path: PathBuf,
+    _held: Held,
 }
 
-/// A stable name for a file path (FNV-1a over the absolute path).
+/// A stable name for a file path: FNV-1a (the `fnv` crate, stable across builds, so two
+/// gpuvalue versions agree) over the absolute path.
 fn key(out: &Path) -> String {
+    use std::hash::Hasher;
     let abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in abs.to_string_lossy().bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("lock-{h:016x}")
+    let mut h = fnv::FnvHasher::default();
+    h.write(abs.to_string_lossy().as_bytes());
+    format!("lock-{:016x}", h.finish())
 }
 
 /// Why a lock could not be taken.
 #[derive(Debug)]
 pub enum LockError {
-    /// Another live run holds it (or a lock file nobody can read): do not write the file.
+    /// Another live run holds it: do not write the file.
     Held(anyhow::Error),
     /// The registry itself is unusable (read-only temp dir, say): run without locking.
     Unavailable(anyhow::Error),
 }
 
 impl OutputLock {
-    /// Takes the lock on `out`, or says which process holds it. A lock left by a process
-    /// that is gone is taken over.
+    /// Takes the lock on `out`, or says which process holds it.
     pub fn acquire(out: &Path) -> Result<OutputLock, LockError> {
         let d = dir();
         std::fs::create_dir_all(&d)
             .with_context(|| format!("cannot create the run registry {}", d.display()))
             .map_err(LockError::Unavailable)?;
         let path = d.join(key(out));
-        for _ in 0..3 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let me = Entry {
-                        pid: std::process::id(),
-                        process_start: own_start(),
-                        started: crate::results::now_rfc3339(),
-                        out: out.display().to_string(),
-                        adapter: String::new(),
-                    };
-                    let json = serde_json::to_vec(&me).unwrap_or_default();
-                    f.write_all(&json)
-                        .with_context(|| format!("cannot write lock {}", path.display()))
-                        .map_err(LockError::Unavailable)?;
-                    return Ok(OutputLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder = std::fs::read(&path)
-                        .ok()
-                        .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
-                    match holder {
-                        Some(h) if alive(h.pid, h.process_start) => {
-                            return Err(LockError::Held(anyhow::anyhow!(
-                                "{}: another gpuvalue bench (pid {}, started {}) is writing this file; give a different --out",
-                                out.display(),
-                                h.pid,
-                                h.started
-                            )));
-                        }
-                        // Being written this instant, or left by a process that is gone.
-                        None => std::thread::sleep(std::time::Duration::from_millis(50)),
-                        Some(_) => {
-                            let _ = std::fs::remove_file(&path);
-                        }
-                    }
-                }
-                Err(e) => {
-                    return Err(LockError::Unavailable(
-                        anyhow::Error::new(e)
-                            .context(format!("cannot create lock {}", path.display())),
-                    ));
-                }
-            }
+        match Held::try_hold(&path, &entry(out, "")) {
+            Ok(Hold::Taken(held)) => Ok(OutputLock { _held: held }),
+            Ok(Hold::Busy(Some(h))) => Err(LockError::Held(anyhow::anyhow!(
+                "{}: another gpuvalue bench (pid {}, started {}) is writing this file; give a different --out",
+                out.display(),
+                h.pid,
+                h.started
+            ))),
+            Ok(Hold::Busy(None)) => Err(LockError::Held(anyhow::anyhow!(
+                "{}: another process holds the lock {}; give a different --out",
+                out.display(),
+                path.display()
+            ))),
+            Err(e) => Err(LockError::Unavailable(
+                anyhow::Error::new(e).context(format!("cannot take the lock {}", path.display())),
+            )),
         }
-        // A lock we can neither read nor take over: written by something else; say where.
-        Err(LockError::Held(anyhow::anyhow!(
-            "{}: cannot take the lock {} (remove it if no gpuvalue bench is running)",
-            out.display(),
-            path.display()
-        )))
-    }
-}
-
-impl Drop for OutputLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -5,7 +5,6 @@ mod common;
 
 use common::{run_probe, tiny_plan};
 use gpuvalue::gpu::Timer;
-use gpuvalue::probes::ProbeKind;
 use gpuvalue::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
 use gpuvalue::reference::Dims;
 use gpuvalue::results::{ProbeResult, Status};
@@ -50,7 +49,7 @@ fn matmul_is_valid_at_odd_sizes() {
         },
         Dims { m: 1, n: 5, k: 3 },
     ];
-    let r = run_probe(&gpu, ProbeKind::Matmul, Some(sizes), Faults::default());
+    let r = run_probe(&gpu, "matmul", Some(sizes), Faults::default());
     assert_eq!(r.len(), 3);
     assert_all_ok(&r);
     // The kernel configuration and the tuning trials are recorded.
@@ -94,7 +93,7 @@ fn corrupted_matmul_output_fails_validation() {
     };
     let r = run_probe(
         &gpu,
-        ProbeKind::Matmul,
+        "matmul",
         Some(vec![Dims {
             m: 96,
             n: 96,
@@ -149,7 +148,7 @@ fn autotuner_never_keeps_an_invalid_configuration() {
 #[test]
 fn stream_kernels_are_valid() {
     let Some(gpu) = common::gpu() else { return };
-    let r = run_probe(&gpu, ProbeKind::Stream, None, Faults::default());
+    let r = run_probe(&gpu, "stream", None, Faults::default());
     assert_eq!(r.len(), 5);
     assert_all_ok(&r);
 }
@@ -159,7 +158,7 @@ fn stream_covers_arrays_larger_than_one_binding() {
     let Some(gpu) = common::gpu() else { return };
     // Reopen the adapter with a 1 MiB binding limit so a 2 MiB array needs several windows.
     let small = common::with_limits(&gpu, |l| l.max_storage_buffer_binding_size = 1 << 20);
-    let r = run_probe(&small, ProbeKind::Stream, None, Faults::default());
+    let r = run_probe(&small, "stream", None, Faults::default());
     assert_all_ok(&r);
     for p in &r {
         let windows = p
@@ -174,10 +173,10 @@ fn stream_covers_arrays_larger_than_one_binding() {
 #[test]
 fn transfer_and_latency_are_valid() {
     let Some(gpu) = common::gpu() else { return };
-    let r = run_probe(&gpu, ProbeKind::Transfer, None, Faults::default());
+    let r = run_probe(&gpu, "transfer", None, Faults::default());
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);
-    let r = run_probe(&gpu, ProbeKind::Latency, None, Faults::default());
+    let r = run_probe(&gpu, "latency", None, Faults::default());
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);
     assert!(r.iter().all(|p| p.unit == "us" && !p.higher_is_better));

@@ -6,7 +6,6 @@ mod common;
 
 use common::{run_probe, tiny_plan, with_limits};
 use gpuvalue::gpu::Timer;
-use gpuvalue::probes::ProbeKind;
 use gpuvalue::probes::matmul::{self, Faults, PipelineCache};
 use gpuvalue::reference::Dims;
 use gpuvalue::results::Status;
@@ -27,7 +26,7 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
     let Some(gpu) = common::gpu() else { return };
     let small = with_limits(&gpu, |l| l.max_compute_workgroups_per_dimension = 8);
     // STREAM over 2 MiB needs far more than 8 workgroups: split into windows, still valid.
-    let r = run_probe(&small, ProbeKind::Stream, None, Faults::default());
+    let r = run_probe(&small, "stream", None, Faults::default());
     all_ok(&r);
     assert!(
         r.iter()
@@ -57,7 +56,7 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
     // 2048 needs at least 16 workgroups a side even with the largest (128-wide) tiles.
     let r = run_probe(
         &small,
-        ProbeKind::Matmul,
+        "matmul",
         Some(vec![square(2048)]),
         Faults::default(),
     );
@@ -74,7 +73,7 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
     // Sizes within the limit still run.
     all_ok(&run_probe(
         &small,
-        ProbeKind::Matmul,
+        "matmul",
         Some(vec![square(64)]),
         Faults::default(),
     ));
@@ -110,7 +109,7 @@ fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
     );
     all_ok(&run_probe(
         &small,
-        ProbeKind::Matmul,
+        "matmul",
         Some(vec![square(96)]),
         Faults::default(),
     ));
@@ -131,7 +130,7 @@ fn buffer_and_binding_limits_are_named() {
     );
     let r = run_probe(
         &small,
-        ProbeKind::Double,
+        "double",
         Some(vec![square(1024)]),
         Faults::default(),
     );
@@ -158,7 +157,7 @@ fn buffer_and_binding_limits_are_named() {
     let e = matmul::check_fits(&tiny, square(512)).unwrap_err();
     assert!(format!("{e:#}").contains("max_buffer_size"), "{e:#}");
     // STREAM arrays beyond the buffer limit are refused, with no figure.
-    let r = run_probe(&tiny, ProbeKind::Stream, None, Faults::default());
+    let r = run_probe(&tiny, "stream", None, Faults::default());
     assert_eq!(r.len(), 5);
     for p in &r {
         assert_eq!(p.status, Status::Failed);
@@ -172,7 +171,7 @@ fn buffer_and_binding_limits_are_named() {
         );
     }
     // The transfer probe shrinks its copy to what one buffer may hold, and says how big.
-    let r = run_probe(&tiny, ProbeKind::Transfer, None, Faults::default());
+    let r = run_probe(&tiny, "transfer", None, Faults::default());
     all_ok(&r);
     for p in &r {
         let bytes = p.params.get("bytes").and_then(|v| v.as_u64()).unwrap();

@@ -41,7 +41,7 @@ fn quick_suite_twice_in_one_process_releases_gpu_memory() {
         let Some(Command::Bench(args)) = cli.command else {
             unreachable!()
         };
-        let outcomes = gpuvalue::bench::run(&args, vec![]).expect("bench runs");
+        let outcomes = gpuvalue::bench::run(&args.options(vec![])).expect("bench runs");
         assert_eq!(outcomes.len(), 1);
         outcomes.into_iter().next().unwrap().results
     };

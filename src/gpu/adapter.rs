@@ -1,8 +1,8 @@
 //! Adapter discovery and selection: every adapter on every backend, described as plain data,
 //! and the rule that picks one (hardware before software, discrete before integrated).
 
+pub use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Which backends to search. `None` means all that this build supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -57,19 +57,6 @@ impl std::str::FromStr for AdapterChoice {
     }
 }
 
-/// Limits that matter to the probes (the adapter's own, which gpuvalue requests in full).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LimitsSummary {
-    pub max_buffer_size: u64,
-    pub max_storage_buffer_binding_size: u64,
-    pub max_compute_workgroup_storage_size: u32,
-    pub max_compute_invocations_per_workgroup: u32,
-    pub max_compute_workgroup_size_x: u32,
-    pub max_compute_workgroup_size_y: u32,
-    pub max_compute_workgroups_per_dimension: u32,
-    pub min_storage_buffer_offset_alignment: u32,
-}
-
 impl From<&wgpu::Limits> for LimitsSummary {
     fn from(l: &wgpu::Limits) -> Self {
         LimitsSummary {
@@ -82,57 +69,6 @@ impl From<&wgpu::Limits> for LimitsSummary {
             max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
             min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
         }
-    }
-}
-
-/// Features that matter to the probes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FeatureSummary {
-    pub timestamp_query: bool,
-    pub shader_f64: bool,
-    pub shader_f16: bool,
-    pub subgroup: bool,
-    /// Subgroup size range the adapter reports (meaningful when `subgroup` is true).
-    pub subgroup_min_size: u32,
-    pub subgroup_max_size: u32,
-}
-
-/// One adapter, as `gpuvalue devices` shows it and as the results file records it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AdapterSummary {
-    /// Position in the list of `gpuvalue devices` (for `--adapter INDEX`).
-    pub index: usize,
-    pub name: String,
-    /// PCI vendor id (0 where the backend does not report one).
-    pub vendor_id: u32,
-    pub vendor: String,
-    pub device_id: u32,
-    /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
-    pub device_type: String,
-    /// `vulkan`, `metal`, `dx12` or `gl`.
-    pub backend: String,
-    pub driver: String,
-    pub driver_info: String,
-    /// True for CPU rasterisers (lavapipe/llvmpipe, SwiftShader, WARP) and device type CPU.
-    pub software: bool,
-    pub limits: LimitsSummary,
-    pub features: FeatureSummary,
-}
-
-impl AdapterSummary {
-    /// A short label for tables: name, backend and a plain software warning.
-    pub fn label(&self) -> String {
-        let mut s = format!("{} ({})", self.name, self.backend);
-        if self.software {
-            s.push_str(" [software adapter]");
-        }
-        s
-    }
-}
-
-impl fmt::Display for AdapterSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{} {}", self.index, self.label())
     }
 }
 

@@ -227,7 +227,7 @@ impl Gpu {
                 // Longer than whichever watchdog bound comes first.
                 let bound = wd.map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
                 let times = if f == Fault::Stuck { 30.0 } else { 3.0 };
-                fault::submit_spin(self, (bound * times).max(1.0))?;
+                self.submit_spin((bound * times).max(1.0))?;
             }
             None => {}
         }
@@ -315,7 +315,7 @@ impl Gpu {
     pub fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> Result<wgpu::Buffer> {
         let label = desc.label.unwrap_or("buffer");
         if self.fire(&[Fault::Oom]).is_some() {
-            return fault::failing_allocation(self, desc);
+            return self.failing_allocation(desc);
         }
         self.scoped(
             || format!("allocating buffer '{label}' ({})", fault::bytes(desc.size)),

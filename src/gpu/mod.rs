@@ -3,6 +3,7 @@
 pub mod adapter;
 pub mod context;
 pub mod fault;
+mod inject;
 pub mod timer;
 
 pub use adapter::{AdapterChoice, AdapterSummary, BackendChoice};

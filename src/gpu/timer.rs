@@ -3,28 +3,10 @@
 //! copy-out (on Vulkan, resolving and copying in one encoder can read zeros).
 
 use super::context::{Gpu, map_read};
+pub use crate::model::TimingMethod;
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimingMethod {
-    /// Timestamp queries written at the start and end of the compute pass.
-    GpuTimestamps,
-    /// Host clock from submit until the device reports the work done.
-    WallClock,
-}
-
-impl std::fmt::Display for TimingMethod {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TimingMethod::GpuTimestamps => "gpu timestamps",
-            TimingMethod::WallClock => "wall clock",
-        })
-    }
-}
 
 const SOFTWARE_NOTE: &str = "software adapter: timed with the wall clock (its timestamp queries were seen to miss dispatches)";
 

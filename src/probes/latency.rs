@@ -136,3 +136,25 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         }
     }
 }
+
+/// The latency probe, as registered in `probes::REGISTRY`.
+pub struct Latency;
+
+impl super::Probe for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+    fn about(&self) -> &'static str {
+        "Dispatch round trip and per-dispatch cost in a batch (microseconds)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.1
+    }
+    fn figures(&self) -> &'static [crate::figure::FigureKey] {
+        use crate::figure::FigureKey;
+        &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
+    }
+    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}

@@ -1012,6 +1012,28 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
     res
 }
 
+/// The matmul probe, as registered in `probes::REGISTRY`.
+pub struct Matmul;
+
+impl super::Probe for Matmul {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+    fn about(&self) -> &'static str {
+        "Tiled FP32 matrix multiply, autotuned per adapter and size (GFLOPS)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.45
+    }
+    fn figures(&self) -> &'static [crate::figure::FigureKey] {
+        use crate::figure::FigureKey;
+        &[FigureKey::MatmulF32]
+    }
+    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,9 @@
 //! The measurement policy shared by every probe: warm-up that is never counted, a batch
 //! sized so one sample lasts well above timer resolution, then a fixed number of samples.
 
+pub use crate::model::TimingInfo;
 use crate::stats::Summary;
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// How long to warm up, how long one sample should last, how many samples to take.
@@ -41,21 +41,6 @@ impl Plan {
             abandon_above_s: None,
         }
     }
-}
-
-/// How a figure was timed, recorded beside it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TimingInfo {
-    pub method: crate::gpu::TimingMethod,
-    /// Iterations of the kernel (or transfer) inside one timed sample.
-    pub iters_per_sample: u32,
-    /// Uncounted runs before the samples (warm-up and batch calibration).
-    pub warmup_runs: u32,
-    pub warmup_s: f64,
-    /// Seconds per single iteration over the counted samples.
-    pub time_per_iter_s: Summary,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 /// Runs the plan. `run(iters)` performs `iters` iterations as one timed sample and returns

@@ -8,64 +8,76 @@ pub mod precision;
 pub mod stream;
 pub mod transfer;
 
+use crate::figure::FigureKey;
 use crate::gpu::{Gpu, Timer};
 use crate::reference::Dims;
 use crate::results::ProbeResult;
 use measure::Plan;
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ProbeKind {
-    /// Tiled FP32 matrix multiply, autotuned per adapter and size (GFLOPS).
-    Matmul,
-    /// STREAM copy, scale, add, triad and a dot-product reduction (GB/s).
-    Stream,
-    /// Double precision: emulated double-float (df64, after an on-adapter self-test) and
-    /// native f64 matmul (GFLOPS, with the error and effective bits).
-    Double,
-    /// Host-to-device and device-to-host copies (GB/s).
-    Transfer,
-    /// Dispatch round trip and per-dispatch cost in a batch (microseconds).
-    Latency,
+/// One probe: a name for the command line, what it measures, its share of the time budget,
+/// the figures it produces, and how to run it. Each lives in its own file; `REGISTRY` lists
+/// them in the order a bench runs them.
+pub trait Probe: Sync {
+    /// Name on the command line (`--probes`, `--inject-fault KIND@NAME`) and in the results
+    /// file's options.
+    fn name(&self) -> &'static str;
+    /// One line for `--help`.
+    fn about(&self) -> &'static str;
+    /// Share of the run's time budget this probe may use (relative to the others run).
+    fn budget_share(&self) -> f64;
+    /// The figures its results carry.
+    fn figures(&self) -> &'static [FigureKey];
+    /// Runs the probe, emitting one validated result (or a failed one) per figure.
+    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult));
 }
 
-impl ProbeKind {
-    pub const ALL: [ProbeKind; 5] = [
-        ProbeKind::Matmul,
-        ProbeKind::Double,
-        ProbeKind::Stream,
-        ProbeKind::Transfer,
-        ProbeKind::Latency,
-    ];
+/// A registered probe.
+pub type ProbeRef = &'static dyn Probe;
 
-    pub fn name(self) -> &'static str {
-        match self {
-            ProbeKind::Matmul => "matmul",
-            ProbeKind::Double => "double",
-            ProbeKind::Stream => "stream",
-            ProbeKind::Transfer => "transfer",
-            ProbeKind::Latency => "latency",
+impl std::fmt::Debug for dyn Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Every probe, in the order a bench runs them. Adding a probe: one file and one line here.
+pub static REGISTRY: &[ProbeRef] = &[
+    &matmul::Matmul,
+    &precision::Double,
+    &stream::Stream,
+    &transfer::Transfer,
+    &latency::Latency,
+];
+
+/// The registered probe called `name` (any case).
+pub fn find(name: &str) -> Option<ProbeRef> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|p| p.name().eq_ignore_ascii_case(name))
+}
+
+/// The names of all probes, in run order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|p| p.name()).collect()
+}
+
+/// `probes` in the order given, each once.
+pub fn dedup(probes: &[ProbeRef]) -> Vec<ProbeRef> {
+    let mut out: Vec<ProbeRef> = Vec::new();
+    for p in probes {
+        if !out.iter().any(|o| o.name() == p.name()) {
+            out.push(*p);
         }
     }
+    out
+}
 
-    /// Share of the run's time budget this probe may use.
-    fn budget_share(self) -> f64 {
-        match self {
-            ProbeKind::Matmul => 0.45,
-            ProbeKind::Double => 0.2,
-            ProbeKind::Stream => 0.2,
-            ProbeKind::Transfer => 0.1,
-            ProbeKind::Latency => 0.1,
-        }
-    }
-
-    /// This probe's part of `total`, shared with the probes in `kinds` (itself included).
-    pub fn budget(self, total: Duration, kinds: &[ProbeKind]) -> Duration {
-        let sum: f64 = kinds.iter().map(|k| k.budget_share()).sum();
-        total.mul_f64(self.budget_share() / sum.max(1e-9))
-    }
+/// The probe's part of `total`, shared with the probes in `left` (itself included).
+pub fn budget(probe: ProbeRef, total: Duration, left: &[ProbeRef]) -> Duration {
+    let sum: f64 = left.iter().map(|k| k.budget_share()).sum();
+    total.mul_f64(probe.budget_share() / sum.max(1e-9))
 }
 
 /// Everything a probe needs.
@@ -108,12 +120,40 @@ impl Ctx<'_> {
     }
 }
 
-pub fn run(kind: ProbeKind, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    match kind {
-        ProbeKind::Matmul => matmul::run(ctx, emit),
-        ProbeKind::Double => precision::run(ctx, emit),
-        ProbeKind::Stream => stream::run(ctx, emit),
-        ProbeKind::Transfer => transfer::run(ctx, emit),
-        ProbeKind::Latency => latency::run(ctx, emit),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique_and_found_in_any_case() {
+        let names = names();
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for n in &names {
+            assert_eq!(find(&n.to_uppercase()).map(|p| p.name()), Some(*n));
+        }
+        assert!(find("gpu").is_none());
+    }
+
+    #[test]
+    fn every_figure_key_is_produced_by_one_probe() {
+        for k in FigureKey::ALL {
+            let by: Vec<_> = REGISTRY
+                .iter()
+                .filter(|p| p.figures().contains(&k))
+                .map(|p| p.name())
+                .collect();
+            assert_eq!(by.len(), 1, "{k:?} produced by {by:?}");
+        }
+    }
+
+    #[test]
+    fn budgets_share_the_time_left() {
+        let all = REGISTRY.to_vec();
+        let total = Duration::from_secs(100);
+        let sum: Duration = all.iter().map(|p| budget(*p, total, &all)).sum();
+        assert!((sum.as_secs_f64() - 100.0).abs() < 1e-6);
+        let last = all[all.len() - 1];
+        assert_eq!(budget(last, total, &[last]), total);
     }
 }

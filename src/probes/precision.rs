@@ -864,6 +864,33 @@ pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
     Some(r)
 }
 
+/// The double probe, as registered in `probes::REGISTRY`.
+pub struct Double;
+
+impl super::Probe for Double {
+    fn name(&self) -> &'static str {
+        "double"
+    }
+    fn about(&self) -> &'static str {
+        "Double precision: emulated double-float (df64, after an on-adapter self-test) and native f64 matmul, and f16 where offered (GFLOPS, with the error and effective bits)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.2
+    }
+    fn figures(&self) -> &'static [crate::figure::FigureKey] {
+        use crate::figure::FigureKey;
+        &[
+            FigureKey::MatmulDf64,
+            FigureKey::MatmulF64,
+            FigureKey::MatmulF16,
+            FigureKey::DoubleBest,
+        ]
+    }
+    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

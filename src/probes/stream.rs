@@ -565,6 +565,34 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     }
 }
 
+/// The stream probe, as registered in `probes::REGISTRY`.
+pub struct Stream;
+
+impl super::Probe for Stream {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+    fn about(&self) -> &'static str {
+        "STREAM copy, scale, add, triad and a dot-product reduction (GB/s)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.2
+    }
+    fn figures(&self) -> &'static [crate::figure::FigureKey] {
+        use crate::figure::FigureKey;
+        &[
+            FigureKey::StreamCopy,
+            FigureKey::StreamScale,
+            FigureKey::StreamAdd,
+            FigureKey::StreamTriad,
+            FigureKey::StreamDot,
+        ]
+    }
+    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

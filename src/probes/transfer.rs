@@ -135,3 +135,25 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         }
     }
 }
+
+/// The transfer probe, as registered in `probes::REGISTRY`.
+pub struct Transfer;
+
+impl super::Probe for Transfer {
+    fn name(&self) -> &'static str {
+        "transfer"
+    }
+    fn about(&self) -> &'static str {
+        "Host-to-device and device-to-host copies (GB/s)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.1
+    }
+    fn figures(&self) -> &'static [crate::figure::FigureKey] {
+        use crate::figure::FigureKey;
+        &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
+    }
+    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}

@@ -5,7 +5,7 @@
 use gpuvalue::gpu::{AdapterChoice, Gpu, Timer, adapter};
 use gpuvalue::probes::matmul::Faults;
 use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::{self, Ctx, ProbeKind};
+use gpuvalue::probes::{self, Ctx};
 use gpuvalue::reference::Dims;
 use gpuvalue::results::ProbeResult;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ pub fn tiny_plan() -> Plan {
 /// Runs one probe with the tiny plan (2 MiB arrays) and collects its results.
 pub fn run_probe(
     gpu: &Gpu,
-    kind: ProbeKind,
+    probe: &str,
     sizes: Option<Vec<Dims>>,
     faults: Faults,
 ) -> Vec<ProbeResult> {
@@ -77,7 +77,8 @@ pub fn run_probe(
         array_bytes: Some(2 << 20),
     };
     let mut out = Vec::new();
-    probes::run(kind, &ctx, &mut |r| out.push(r));
+    let probe = probes::find(probe).expect("a registered probe");
+    probe.run(&ctx, &mut |r| out.push(r));
     out
 }
 

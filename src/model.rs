@@ -1,0 +1,116 @@
+//! The plain records a results file stores beside its figures: what adapter ran, how each
+//! figure was timed, which other runs were seen. Part of the data model: it imports nothing
+//! of the crate above `stats`, so the GPU layer, the probes and the reports all build on it.
+
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Limits that matter to the probes (the adapter's own, which gpuvalue requests in full).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitsSummary {
+    pub max_buffer_size: u64,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroup_size_x: u32,
+    pub max_compute_workgroup_size_y: u32,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub min_storage_buffer_offset_alignment: u32,
+}
+
+/// Features that matter to the probes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FeatureSummary {
+    pub timestamp_query: bool,
+    pub shader_f64: bool,
+    pub shader_f16: bool,
+    pub subgroup: bool,
+    /// Subgroup size range the adapter reports (meaningful when `subgroup` is true).
+    pub subgroup_min_size: u32,
+    pub subgroup_max_size: u32,
+}
+
+/// One adapter, as `gpuvalue devices` shows it and as the results file records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdapterSummary {
+    /// Position in the list of `gpuvalue devices` (for `--adapter INDEX`).
+    pub index: usize,
+    pub name: String,
+    /// PCI vendor id (0 where the backend does not report one).
+    pub vendor_id: u32,
+    pub vendor: String,
+    pub device_id: u32,
+    /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
+    pub device_type: String,
+    /// `vulkan`, `metal`, `dx12` or `gl`.
+    pub backend: String,
+    pub driver: String,
+    pub driver_info: String,
+    /// True for CPU rasterisers (lavapipe/llvmpipe, SwiftShader, WARP) and device type CPU.
+    pub software: bool,
+    pub limits: LimitsSummary,
+    pub features: FeatureSummary,
+}
+
+impl AdapterSummary {
+    /// A short label for tables: name, backend and a plain software warning.
+    pub fn label(&self) -> String {
+        let mut s = format!("{} ({})", self.name, self.backend);
+        if self.software {
+            s.push_str(" [software adapter]");
+        }
+        s
+    }
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{} {}", self.index, self.label())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMethod {
+    /// Timestamp queries written at the start and end of the compute pass.
+    GpuTimestamps,
+    /// Host clock from submit until the device reports the work done.
+    WallClock,
+}
+
+impl std::fmt::Display for TimingMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimingMethod::GpuTimestamps => "gpu timestamps",
+            TimingMethod::WallClock => "wall clock",
+        })
+    }
+}
+
+/// How a figure was timed, recorded beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimingInfo {
+    pub method: TimingMethod,
+    /// Iterations of the kernel (or transfer) inside one timed sample.
+    pub iters_per_sample: u32,
+    /// Uncounted runs before the samples (warm-up and batch calibration).
+    pub warmup_runs: u32,
+    pub warmup_s: f64,
+    /// Seconds per single iteration over the counted samples.
+    pub time_per_iter_s: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Another run seen while this one was measuring.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OtherRun {
+    pub pid: u32,
+    /// When that run started (RFC 3339).
+    pub started: String,
+    /// Its results file.
+    pub out: String,
+    pub adapter: String,
+}
