@@ -307,30 +307,56 @@ fn count_in_name(name: &str) -> Option<u32> {
     None
 }
 
+/// Findings collected by `Catalog::check`, in the order the checks find them.
+#[derive(Default)]
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    /// Records one finding.
+    fn push(&mut self, severity: Severity, file: &str, path: String, row: String, message: String) {
+        self.0.push(Finding {
+            severity,
+            file: file.to_string(),
+            path,
+            row,
+            message,
+        })
+    }
+}
+
+/// Where an instance row's findings point: its file, JSON path and key.
+struct RowAt<'a> {
+    file: &'a str,
+    path: String,
+    row: String,
+}
+
 impl Catalog {
     /// Finds the faults public catalogs are known to have. Errors mark rows that cannot be
     /// used; warnings mark suspect rows, which rankings show beside the row.
     pub fn check(&self) -> Vec<Finding> {
-        let mut out = Vec::new();
-        let mut push = |sev, file: &str, path: String, row: String, msg: String| {
-            out.push(Finding {
-                severity: sev,
-                file: file.to_string(),
-                path,
-                row,
-                message: msg,
-            })
-        };
+        let mut out = Findings::default();
         let main = self
             .origins
             .first()
             .cloned()
             .unwrap_or_else(|| "catalog".into());
+        self.check_currencies(&main, &mut out);
+        self.check_gpus(&main, &mut out);
+        // Duplicates and outliers need the whole table.
+        self.check_instances(&main, &mut out);
+        // Outliers: the same instance type's price in other regions.
+        self.check_outliers(&main, &mut out);
+        out.0
+    }
+
+    /// Check step: every currency has a positive rate and an as-of date.
+    fn check_currencies(&self, main: &str, out: &mut Findings) {
         for (code, c) in &self.currencies {
             if !(c.per_usd.is_finite() && c.per_usd > 0.0) {
-                push(
+                out.push(
                     Severity::Error,
-                    &main,
+                    main,
                     format!("currencies.{code}.per_usd"),
                     code.clone(),
                     format!(
@@ -340,40 +366,44 @@ impl Catalog {
                 );
             }
             if c.as_of.trim().is_empty() {
-                push(
+                out.push(
                     Severity::Error,
-                    &main,
+                    main,
                     format!("currencies.{code}.as_of"),
                     code.clone(),
                     "exchange rate has no as-of date".into(),
                 );
             }
         }
+    }
+
+    /// Check step: GPU ids are unique, figures are sourced, dated and positive (or null).
+    fn check_gpus(&self, main: &str, out: &mut Findings) {
         let mut seen_gpu = HashMap::new();
         for (i, g) in self.gpus.iter().enumerate() {
             let path = format!("gpus[{i}]");
             if let Some(prev) = seen_gpu.insert(g.id.clone(), i) {
-                push(
+                out.push(
                     Severity::Error,
-                    &main,
+                    main,
                     format!("{path}.id"),
                     g.id.clone(),
                     format!("duplicate GPU id (also gpus[{prev}])"),
                 );
             }
             if g.source.trim().is_empty() {
-                push(
+                out.push(
                     Severity::Error,
-                    &main,
+                    main,
                     format!("{path}.source"),
                     g.id.clone(),
                     "GPU figures have no source".into(),
                 );
             }
             if g.as_of.trim().is_empty() {
-                push(
+                out.push(
                     Severity::Error,
-                    &main,
+                    main,
                     format!("{path}.as_of"),
                     g.id.clone(),
                     "GPU figures have no as-of date".into(),
@@ -391,9 +421,9 @@ impl Catalog {
                 if let Some(x) = v
                     && !(x.is_finite() && x > 0.0)
                 {
-                    push(
+                    out.push(
                         Severity::Error,
-                        &main,
+                        main,
                         format!("{path}.{field}"),
                         g.id.clone(),
                         format!("must be a positive number or null, found {x}"),
@@ -401,167 +431,172 @@ impl Catalog {
                 }
             }
         }
-        // Duplicates and outliers need the whole table.
+    }
+
+    /// Check step: each instance row in turn, duplicates against the rows before it.
+    fn check_instances(&self, main: &str, out: &mut Findings) {
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (i, inst) in self.instances.iter().enumerate() {
-            let file = self.origins.get(i).map_or(main.as_str(), |s| s.as_str());
-            let path = format!("instances[{i}]");
-            let row = inst.key();
-            if let Some(prev) = seen.insert(row.clone(), i) {
-                push(
+            let at = RowAt {
+                file: self.origins.get(i).map_or(main, |s| s.as_str()),
+                path: format!("instances[{i}]"),
+                row: inst.key(),
+            };
+            if let Some(prev) = seen.insert(at.row.clone(), i) {
+                out.push(
                     Severity::Error,
-                    file,
-                    path.clone(),
-                    row.clone(),
+                    at.file,
+                    at.path.clone(),
+                    at.row.clone(),
                     format!(
                         "duplicate of instances[{prev}] (same provider, instance type and region)"
                     ),
                 );
             }
-            if inst.source.trim().is_empty() {
-                push(
+            self.check_instance_fields(inst, &at, out);
+            self.check_instance_memory(inst, &at, out);
+            self.check_instance_prices(inst, &at, out);
+            check_spot_against_on_demand(inst, &at, out);
+        }
+    }
+
+    /// Check step: an instance row is sourced, dated, names a known GPU and a plausible count.
+    fn check_instance_fields(&self, inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+        let (file, path) = (at.file, &at.path);
+        if inst.source.trim().is_empty() {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.source"),
+                at.row.clone(),
+                "price has no source".into(),
+            );
+        }
+        if inst.as_of.trim().is_empty() {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.as_of"),
+                at.row.clone(),
+                "price has no as-of date: an undated price cannot be trusted".into(),
+            );
+        }
+        if self.gpu(&inst.gpu).is_none() {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.gpu"),
+                at.row.clone(),
+                format!("unknown GPU id {:?} (not in gpus[])", inst.gpu),
+            );
+        }
+        if inst.gpu_count == 0 || inst.gpu_count > 16 {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.gpu_count"),
+                at.row.clone(),
+                format!("{} GPUs is not a plausible instance", inst.gpu_count),
+            );
+        } else if let Some(n) = count_in_name(&inst.instance_type)
+            && n != inst.gpu_count
+        {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.gpu_count"),
+                at.row.clone(),
+                format!("{} GPUs, but the instance type names {n}", inst.gpu_count),
+            );
+        }
+    }
+
+    /// Check step: an instance row's GPU memory agrees with its GPU model's.
+    fn check_instance_memory(&self, inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+        let gpu = self.gpu(&inst.gpu);
+        let (file, path) = (at.file, &at.path);
+        if let (Some(listed), Some(model)) = (inst.gpu_memory_gb, gpu.and_then(|g| g.memory_gb)) {
+            let ratio = listed / model;
+            if !(0.5..=2.0).contains(&ratio) {
+                out.push(
                     Severity::Error,
                     file,
-                    format!("{path}.source"),
-                    row.clone(),
-                    "price has no source".into(),
+                    format!("{path}.gpu_memory_gb"),
+                    at.row.clone(),
+                    format!(
+                        "{listed} GB per GPU, but a {} has {model} GB: wrong unit (MiB for GB?)",
+                        inst.gpu
+                    ),
                 );
-            }
-            if inst.as_of.trim().is_empty() {
-                push(
-                    Severity::Error,
+            } else if (ratio - 1.0).abs() > 0.1 {
+                out.push(
+                    Severity::Warning,
                     file,
-                    format!("{path}.as_of"),
-                    row.clone(),
-                    "price has no as-of date: an undated price cannot be trusted".into(),
+                    format!("{path}.gpu_memory_gb"),
+                    at.row.clone(),
+                    format!(
+                        "{listed} GB per GPU differs from the model's {model} GB (usable vs datasheet memory?)"
+                    ),
                 );
-            }
-            let gpu = self.gpu(&inst.gpu);
-            if gpu.is_none() {
-                push(
-                    Severity::Error,
-                    file,
-                    format!("{path}.gpu"),
-                    row.clone(),
-                    format!("unknown GPU id {:?} (not in gpus[])", inst.gpu),
-                );
-            }
-            if inst.gpu_count == 0 || inst.gpu_count > 16 {
-                push(
-                    Severity::Error,
-                    file,
-                    format!("{path}.gpu_count"),
-                    row.clone(),
-                    format!("{} GPUs is not a plausible instance", inst.gpu_count),
-                );
-            } else if let Some(n) = count_in_name(&inst.instance_type)
-                && n != inst.gpu_count
-            {
-                push(
-                    Severity::Error,
-                    file,
-                    format!("{path}.gpu_count"),
-                    row.clone(),
-                    format!("{} GPUs, but the instance type names {n}", inst.gpu_count),
-                );
-            }
-            if let (Some(listed), Some(model)) = (inst.gpu_memory_gb, gpu.and_then(|g| g.memory_gb))
-            {
-                let ratio = listed / model;
-                if !(0.5..=2.0).contains(&ratio) {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{path}.gpu_memory_gb"),
-                        row.clone(),
-                        format!(
-                            "{listed} GB per GPU, but a {} has {model} GB: wrong unit (MiB for GB?)",
-                            inst.gpu
-                        ),
-                    );
-                } else if (ratio - 1.0).abs() > 0.1 {
-                    push(
-                        Severity::Warning,
-                        file,
-                        format!("{path}.gpu_memory_gb"),
-                        row.clone(),
-                        format!(
-                            "{listed} GB per GPU differs from the model's {model} GB (usable vs datasheet memory?)"
-                        ),
-                    );
-                }
-            }
-            for (model, p) in &inst.prices {
-                let ppath = format!("{path}.prices.{}", model.name());
-                if !self.currencies.contains_key(&p.currency) {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{ppath}.currency"),
-                        row.clone(),
-                        format!(
-                            "unknown currency {:?} (catalog has {})",
-                            p.currency,
-                            self.currencies
-                                .keys()
-                                .cloned()
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    );
-                }
-                if p.per != "hour" {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{ppath}.per"),
-                        row.clone(),
-                        format!("prices must be per \"hour\", found {:?}", p.per),
-                    );
-                }
-                if !(p.amount.is_finite() && p.amount > 0.0) {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{ppath}.amount"),
-                        row.clone(),
-                        format!("price must be positive, found {}", p.amount),
-                    );
-                } else if PLACEHOLDER_AMOUNTS.contains(&p.amount) {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{ppath}.amount"),
-                        row.clone(),
-                        format!("{} looks like a placeholder, not a price", p.amount),
-                    );
-                }
-            }
-            if let (Some(od), Some(spot)) = (
-                inst.prices.get(&PricingModel::OnDemand),
-                inst.prices.get(&PricingModel::Spot),
-            ) && od.currency == spot.currency
-            {
-                if spot.amount == od.amount {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{path}.prices.spot.amount"),
-                        row.clone(),
-                        "spot equals on-demand: that means no spot data, not no discount".into(),
-                    );
-                } else if spot.amount > od.amount {
-                    push(
-                        Severity::Error,
-                        file,
-                        format!("{path}.prices.spot.amount"),
-                        row.clone(),
-                        format!("spot {} is above on-demand {}", spot.amount, od.amount),
-                    );
-                }
             }
         }
-        // Outliers: the same instance type's price in other regions.
+    }
+
+    /// Check step: each of an instance row's prices has a known currency, is per hour and
+    /// is a positive amount that is not a placeholder.
+    fn check_instance_prices(&self, inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+        let file = at.file;
+        for (model, p) in &inst.prices {
+            let ppath = format!("{}.prices.{}", at.path, model.name());
+            if !self.currencies.contains_key(&p.currency) {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{ppath}.currency"),
+                    at.row.clone(),
+                    format!(
+                        "unknown currency {:?} (catalog has {})",
+                        p.currency,
+                        self.currencies
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            if p.per != "hour" {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{ppath}.per"),
+                    at.row.clone(),
+                    format!("prices must be per \"hour\", found {:?}", p.per),
+                );
+            }
+            if !(p.amount.is_finite() && p.amount > 0.0) {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{ppath}.amount"),
+                    at.row.clone(),
+                    format!("price must be positive, found {}", p.amount),
+                );
+            } else if PLACEHOLDER_AMOUNTS.contains(&p.amount) {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{ppath}.amount"),
+                    at.row.clone(),
+                    format!("{} looks like a placeholder, not a price", p.amount),
+                );
+            }
+        }
+    }
+
+    /// Check step: prices more than 2x away from the median of the same provider, instance
+    /// type and pricing model in other regions (three rows or more) are warned about.
+    fn check_outliers(&self, main: &str, out: &mut Findings) {
         let mut by_type: HashMap<(String, String, PricingModel), Vec<(usize, f64)>> =
             HashMap::new();
         for (i, inst) in self.instances.iter().enumerate() {
@@ -586,8 +621,8 @@ impl Catalog {
                 let med = others[others.len() / 2];
                 if usd < 0.5 * med || usd > 2.0 * med {
                     let inst = &self.instances[i];
-                    let file = self.origins.get(i).map_or(main.as_str(), |s| s.as_str());
-                    push(
+                    let file = self.origins.get(i).map_or(main, |s| s.as_str());
+                    out.push(
                         Severity::Warning,
                         file,
                         format!("instances[{i}].prices.{}.amount", model.name()),
@@ -599,7 +634,33 @@ impl Catalog {
                 }
             }
         }
-        out
+    }
+}
+
+/// Check step: a spot price in the on-demand price's currency is below the on-demand price.
+fn check_spot_against_on_demand(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+    if let (Some(od), Some(spot)) = (
+        inst.prices.get(&PricingModel::OnDemand),
+        inst.prices.get(&PricingModel::Spot),
+    ) && od.currency == spot.currency
+    {
+        if spot.amount == od.amount {
+            out.push(
+                Severity::Error,
+                at.file,
+                format!("{}.prices.spot.amount", at.path),
+                at.row.clone(),
+                "spot equals on-demand: that means no spot data, not no discount".into(),
+            );
+        } else if spot.amount > od.amount {
+            out.push(
+                Severity::Error,
+                at.file,
+                format!("{}.prices.spot.amount", at.path),
+                at.row.clone(),
+                format!("spot {} is above on-demand {}", spot.amount, od.amount),
+            );
+        }
     }
 }
 

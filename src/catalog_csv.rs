@@ -80,15 +80,56 @@ pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
     parse(&data, &name, &provider, as_of)
 }
 
+/// Column positions, found by header name.
+struct Columns {
+    ty: usize,
+    acc: usize,
+    cnt: usize,
+    price: usize,
+    region: usize,
+    spot: Option<usize>,
+    vcpu: Option<usize>,
+    mem: Option<usize>,
+    zone: Option<usize>,
+}
+
 /// Parses CSV text as read from the file `name` of cloud `provider`.
 pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Catalog> {
     let name = name.to_string();
-    let provider = provider.to_string();
+    let rows = read_rows(data, &name)?;
+    // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
+    let complete = join_split_rows(&rows);
+    let instances = group_instances(complete, &name, provider, as_of);
+    let n = instances.len();
+    Ok(Catalog {
+        schema_version: crate::catalog::SCHEMA_VERSION,
+        description: Some(format!("imported from {name}")),
+        currencies: BTreeMap::new(),
+        gpus: Vec::new(),
+        instances,
+        origins: vec![name; n],
+    })
+}
+
+/// Parse step: maps the header to column positions, then reads every record into a row.
+fn read_rows(data: &[u8], name: &str) -> Result<Vec<Row>> {
     let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(data);
     let headers = rdr
         .headers()
         .with_context(|| format!("{name}: no header line"))?
         .clone();
+    let cols = columns(&headers, name)?;
+    let mut rows = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.with_context(|| format!("{name}: line {line}: malformed CSV"))?;
+        rows.push(row(&rec, &cols, name, line)?);
+    }
+    Ok(rows)
+}
+
+/// Header step: finds each column by name; the first five are required.
+fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
     let col = |h: &str| {
         headers
             .iter()
@@ -102,42 +143,43 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
             )
         })
     };
-    let (c_type, c_acc, c_cnt, c_price, c_region) = (
-        need("InstanceType")?,
-        need("AcceleratorName")?,
-        need("AcceleratorCount")?,
-        need("Price")?,
-        need("Region")?,
-    );
-    let (c_spot, c_vcpu, c_mem, c_zone) = (
-        col("SpotPrice"),
-        col("vCPUs"),
-        col("MemoryGiB"),
-        col("AvailabilityZone"),
-    );
-    let mut rows = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.with_context(|| format!("{name}: line {line}: malformed CSV"))?;
-        let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
-        let price_text = get(Some(c_price));
-        if !price_text.is_empty() && num(&price_text).is_none() {
-            bail!("{name}: line {line}, column Price: expected a number, found {price_text:?}");
-        }
-        rows.push(Row {
-            line,
-            instance: get(Some(c_type)),
-            accel: get(Some(c_acc)),
-            count: num(&get(Some(c_cnt))),
-            vcpu: num(&get(c_vcpu)),
-            mem: num(&get(c_mem)),
-            price: num(&price_text),
-            spot: num(&get(c_spot)),
-            region: get(Some(c_region)),
-            zone: get(c_zone),
-        });
+    Ok(Columns {
+        ty: need("InstanceType")?,
+        acc: need("AcceleratorName")?,
+        cnt: need("AcceleratorCount")?,
+        price: need("Price")?,
+        region: need("Region")?,
+        spot: col("SpotPrice"),
+        vcpu: col("vCPUs"),
+        mem: col("MemoryGiB"),
+        zone: col("AvailabilityZone"),
+    })
+}
+
+/// Row step: one record's fields; a Price that is present must be a number.
+fn row(rec: &csv::StringRecord, cols: &Columns, name: &str, line: usize) -> Result<Row> {
+    let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
+    let price_text = get(Some(cols.price));
+    if !price_text.is_empty() && num(&price_text).is_none() {
+        bail!("{name}: line {line}, column Price: expected a number, found {price_text:?}");
     }
-    // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
+    Ok(Row {
+        line,
+        instance: get(Some(cols.ty)),
+        accel: get(Some(cols.acc)),
+        count: num(&get(Some(cols.cnt))),
+        vcpu: num(&get(cols.vcpu)),
+        mem: num(&get(cols.mem)),
+        price: num(&price_text),
+        spot: num(&get(cols.spot)),
+        region: get(Some(cols.region)),
+        zone: get(cols.zone),
+    })
+}
+
+/// GCP step: rows with an accelerator as they are, host-only rows summed with their GPU-only
+/// row (with a note saying so); host rows no GPU row matches are left out.
+fn join_split_rows(rows: &[Row]) -> Vec<(Row, String)> {
     let gpu_only: Vec<Row> = rows
         .iter()
         .filter(|r| r.instance.is_empty() && !r.accel.is_empty())
@@ -176,7 +218,16 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
             complete.push((m, note));
         }
     }
-    // One instance per (type, region).
+    complete
+}
+
+/// Grouping step: one instance per (type, region), in (type, region) order.
+fn group_instances(
+    complete: Vec<(Row, String)>,
+    name: &str,
+    provider: &str,
+    as_of: &str,
+) -> Vec<Instance> {
     let mut groups: BTreeMap<(String, String), Vec<(Row, String)>> = BTreeMap::new();
     for (r, note) in complete {
         groups
@@ -187,55 +238,9 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
     let mut instances = Vec::new();
     for ((ty, region), rs) in groups {
         let first = &rs[0].0;
-        let mut prices = BTreeMap::new();
-        let mut od: Vec<f64> = rs.iter().filter_map(|(r, _)| r.price).collect();
-        od.sort_by(f64::total_cmp);
-        if let Some(&p) = od.first() {
-            prices.insert(
-                PricingModel::OnDemand,
-                Price {
-                    amount: p,
-                    currency: "USD".into(),
-                    per: "hour".into(),
-                },
-            );
-        }
-        let mut spot: Vec<f64> = rs.iter().filter_map(|(r, _)| r.spot).collect();
-        spot.sort_by(f64::total_cmp);
-        if !spot.is_empty() {
-            let med = spot[spot.len() / 2];
-            prices.insert(
-                PricingModel::Spot,
-                Price {
-                    amount: med,
-                    currency: "USD".into(),
-                    per: "hour".into(),
-                },
-            );
-        }
-        let mut notes = vec![format!(
-            "lines {}",
-            rs.iter()
-                .map(|(r, _)| r.line.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        )];
-        if spot.len() > 1 {
-            notes.push(format!(
-                "spot: median of {} zones ({:.4}..{:.4})",
-                spot.len(),
-                spot[0],
-                spot[spot.len() - 1]
-            ));
-        }
-        notes.extend(
-            rs.iter()
-                .map(|(_, n)| n.clone())
-                .filter(|n| !n.is_empty())
-                .take(1),
-        );
+        let (prices, notes) = zone_prices(&rs);
         instances.push(Instance {
-            provider: provider.clone(),
+            provider: provider.to_string(),
             instance_type: ty,
             region,
             gpu: gpu_id(&first.accel),
@@ -250,15 +255,60 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
             notes: Some(notes.join("; ")),
         });
     }
-    let n = instances.len();
-    Ok(Catalog {
-        schema_version: crate::catalog::SCHEMA_VERSION,
-        description: Some(format!("imported from {name}")),
-        currencies: BTreeMap::new(),
-        gpus: Vec::new(),
-        instances,
-        origins: vec![name; n],
-    })
+    instances
+}
+
+/// Pricing step for one (type, region): on-demand is the zones' lowest price, spot their
+/// median; the notes name the source lines, the spot range and any summing.
+fn zone_prices(rs: &[(Row, String)]) -> (BTreeMap<PricingModel, Price>, Vec<String>) {
+    let mut prices = BTreeMap::new();
+    let mut od: Vec<f64> = rs.iter().filter_map(|(r, _)| r.price).collect();
+    od.sort_by(f64::total_cmp);
+    if let Some(&p) = od.first() {
+        prices.insert(
+            PricingModel::OnDemand,
+            Price {
+                amount: p,
+                currency: "USD".into(),
+                per: "hour".into(),
+            },
+        );
+    }
+    let mut spot: Vec<f64> = rs.iter().filter_map(|(r, _)| r.spot).collect();
+    spot.sort_by(f64::total_cmp);
+    if !spot.is_empty() {
+        let med = spot[spot.len() / 2];
+        prices.insert(
+            PricingModel::Spot,
+            Price {
+                amount: med,
+                currency: "USD".into(),
+                per: "hour".into(),
+            },
+        );
+    }
+    let mut notes = vec![format!(
+        "lines {}",
+        rs.iter()
+            .map(|(r, _)| r.line.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    )];
+    if spot.len() > 1 {
+        notes.push(format!(
+            "spot: median of {} zones ({:.4}..{:.4})",
+            spot.len(),
+            spot[0],
+            spot[spot.len() - 1]
+        ));
+    }
+    notes.extend(
+        rs.iter()
+            .map(|(_, n)| n.clone())
+            .filter(|n| !n.is_empty())
+            .take(1),
+    );
+    (prices, notes)
 }
 
 #[cfg(test)]

@@ -508,6 +508,77 @@ pub fn run_config(
     plan: &Plan,
     faults: Faults,
 ) -> Result<MatmulRun> {
+    let (p, (gx, gy)) = padded_grid(gpu, cfg, d)?;
+    let mut rng = Rng::fresh();
+    let (a, b) = random_inputs(d, p, &mut rng);
+    let abuf = gpu.upload("A", &a)?;
+    let bbuf = gpu.upload("B", &b)?;
+    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64)?;
+    gpu.poison(&cbuf, f32::NAN.to_bits());
+    let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
+    let ubuf = gpu.uniform_buffer(
+        "dims",
+        bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
+    )?;
+    // The subgroup kernel reads A packed in row panels and B from a texture; the packing
+    // runs inside the timed pass, so every timed iteration starts from the row-major inputs.
+    let packed = if cfg.kernel == KernelKind::Subgroup {
+        Some(pack_subgroup_inputs(gpu, cache, cfg, p, &abuf, &bbuf)?)
+    } else {
+        None
+    };
+    let (a_res, b_res) = match &packed {
+        Some(s) => (
+            s.a_packed.as_entire_binding(),
+            wgpu::BindingResource::TextureView(&s.b_view),
+        ),
+        None => (abuf.as_entire_binding(), bbuf.as_entire_binding()),
+    };
+    let packs: &[PackStep] = packed.as_ref().map_or(&[], |s| &s.steps);
+    let pipeline = cache.get(gpu, cfg)?;
+    let bind = matmul_bind_group(gpu, pipeline, [a_res, b_res], &cbuf, &ubuf);
+    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
+        timer.time_pass(&mut |pass| {
+            for _ in 0..iters {
+                for step in packs {
+                    pass.set_pipeline(&step.pipeline);
+                    pass.set_bind_group(0, &step.bind, &[]);
+                    pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
+                }
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, &bind, &[]);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        })
+    })?;
+    if faults.corrupt_output {
+        let idx = (d.m / 2) * p.n + d.n / 2;
+        gpu.queue
+            .write_buffer(&cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
+    }
+    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n)?;
+    let check = reference::check_matmul(
+        d,
+        View { data: &a, ld: p.k },
+        View { data: &b, ld: p.n },
+        View { data: &c, ld: p.n },
+        &mut rng,
+    );
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    Ok(MatmulRun {
+        config: cfg.clone(),
+        dims: d,
+        padded: p,
+        timing,
+        gflops,
+        check,
+    })
+}
+
+/// Run step 1: refuses sizes and kernels the adapter cannot run, pads the sizes to the
+/// kernel's tile and returns them with the dispatch grid.
+fn padded_grid(gpu: &Gpu, cfg: &MatmulConfig, d: Dims) -> Result<(Dims, (u32, u32))> {
     if d.m == 0 || d.n == 0 || d.k == 0 {
         bail!(
             "matrix sizes must be at least 1, got {}x{}x{}",
@@ -547,7 +618,11 @@ pub fn run_config(
             d.k
         );
     }
-    let mut rng = Rng::fresh();
+    Ok((p, (gx, gy)))
+}
+
+/// Run step 2: random A and B in [-1, 1], zero-padded to `p`.
+fn random_inputs(d: Dims, p: Dims, rng: &mut Rng) -> (Vec<f32>, Vec<f32>) {
     let mut a = vec![0.0f32; p.m * p.k];
     for i in 0..d.m {
         for kk in 0..d.k {
@@ -560,71 +635,85 @@ pub fn run_config(
             b[kk * p.n + j] = rng.signed_unit() as f32;
         }
     }
-    let abuf = gpu.upload("A", &a)?;
-    let bbuf = gpu.upload("B", &b)?;
-    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64)?;
-    gpu.poison(&cbuf, f32::NAN.to_bits());
-    let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
-    let ubuf = gpu.uniform_buffer(
-        "dims",
-        bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
+    (a, b)
+}
+
+/// The subgroup kernel's inputs: A in row panels, B as a texture, and the packing
+/// dispatches that fill them from the row-major buffers.
+struct SubgroupInputs {
+    a_packed: wgpu::Buffer,
+    b_view: wgpu::TextureView,
+    steps: Vec<PackStep>,
+}
+
+/// Run step 3 (subgroup kernel only): allocates the packed A and the B texture and
+/// prepares the packing dispatches.
+fn pack_subgroup_inputs(
+    gpu: &Gpu,
+    cache: &mut PipelineCache,
+    cfg: &MatmulConfig,
+    p: Dims,
+    abuf: &wgpu::Buffer,
+    bbuf: &wgpu::Buffer,
+) -> Result<SubgroupInputs> {
+    let a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64)?;
+    let (w, h) = ((p.n / 4) as u32, p.k as u32);
+    let tex = gpu.scoped(
+        || format!("allocating texture 'B texture' ({w}x{h} rgba32float)"),
+        || {
+            gpu.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("B texture"),
+                size: wgpu::Extent3d {
+                    width: w,
+                    height: h,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba32Float,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+                view_formats: &[],
+            })
+        },
     )?;
-    // The subgroup kernel reads A packed in row panels and B from a texture; the packing
-    // runs inside the timed pass, so every timed iteration starts from the row-major inputs.
-    let mut packs: Vec<PackStep> = Vec::new();
-    let a_packed;
-    let b_view;
-    let (a_res, b_res) = if cfg.kernel == KernelKind::Subgroup {
-        a_packed = gpu.storage_buffer("A panels", (p.m * p.k * 4) as u64)?;
-        let (w, h) = ((p.n / 4) as u32, p.k as u32);
-        let tex = gpu.scoped(
-            || format!("allocating texture 'B texture' ({w}x{h} rgba32float)"),
-            || {
-                gpu.device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some("B texture"),
-                    size: wgpu::Extent3d {
-                        width: w,
-                        height: h,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: wgpu::TextureFormat::Rgba32Float,
-                    usage: wgpu::TextureUsages::TEXTURE_BINDING
-                        | wgpu::TextureUsages::STORAGE_BINDING,
-                    view_formats: &[],
-                })
-            },
-        )?;
-        b_view = tex.create_view(&Default::default());
-        packs.push(pack_step(
+    let b_view = tex.create_view(&Default::default());
+    let steps = vec![
+        pack_step(
             gpu,
             cache,
             "pack_rows",
-            &abuf,
+            abuf,
             a_packed.as_entire_binding(),
             [(p.k / 4) as u32, 0, cfg.tm],
             (p.m * p.k / 4) as u32,
-        )?);
-        packs.push(pack_step(
+        )?,
+        pack_step(
             gpu,
             cache,
             "pack_texture",
-            &bbuf,
+            bbuf,
             wgpu::BindingResource::TextureView(&b_view),
             [h, w, 0],
             w * h,
-        )?);
-        (
-            a_packed.as_entire_binding(),
-            wgpu::BindingResource::TextureView(&b_view),
-        )
-    } else {
-        (abuf.as_entire_binding(), bbuf.as_entire_binding())
-    };
-    let pipeline = cache.get(gpu, cfg)?;
-    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        )?,
+    ];
+    Ok(SubgroupInputs {
+        a_packed,
+        b_view,
+        steps,
+    })
+}
+
+/// Run step 4: binds A and B (buffers or packed forms), C and the dims uniform.
+fn matmul_bind_group(
+    gpu: &Gpu,
+    pipeline: &wgpu::ComputePipeline,
+    [a_res, b_res]: [wgpu::BindingResource<'_>; 2],
+    cbuf: &wgpu::Buffer,
+    ubuf: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("matmul"),
         layout: &pipeline.get_bind_group_layout(0),
         entries: &[
@@ -645,43 +734,6 @@ pub fn run_config(
                 resource: ubuf.as_entire_binding(),
             },
         ],
-    });
-    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
-        timer.time_pass(&mut |pass| {
-            for _ in 0..iters {
-                for step in &packs {
-                    pass.set_pipeline(&step.pipeline);
-                    pass.set_bind_group(0, &step.bind, &[]);
-                    pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
-                }
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-        })
-    })?;
-    if faults.corrupt_output {
-        let idx = (d.m / 2) * p.n + d.n / 2;
-        gpu.queue
-            .write_buffer(&cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
-    }
-    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n)?;
-    let check = reference::check_matmul(
-        d,
-        View { data: &a, ld: p.k },
-        View { data: &b, ld: p.n },
-        View { data: &c, ld: p.n },
-        &mut rng,
-    );
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
-    Ok(MatmulRun {
-        config: cfg.clone(),
-        dims: d,
-        padded: p,
-        timing,
-        gflops,
-        check,
     })
 }
 

@@ -114,38 +114,79 @@ fn significant_bits(x: f32) -> u32 {
     24 - m.trailing_zeros()
 }
 
+/// The self-test's operands, one vec4 per test: random lanes for the product and split
+/// checks, random double-floats of varied magnitude for add and multiply.
+struct SelfTestInputs {
+    xa: [f32; 4],
+    xb: [f32; 4],
+    split_in: [f32; 4],
+    subnormal: f32,
+    /// x and y as (hi, lo) planes.
+    dx: ([f32; 4], [f32; 4]),
+    dy: ([f32; 4], [f32; 4]),
+}
+
+impl SelfTestInputs {
+    /// Self-test step 1: draws fresh operands.
+    fn new() -> SelfTestInputs {
+        let mut rng = Rng::fresh();
+        let mut rand4 = || -> [f32; 4] { std::array::from_fn(|_| rng.signed_unit() as f32) };
+        let (xa, xb) = (rand4(), rand4());
+        let mk_df = |r: &mut Rng| -> ([f32; 4], [f32; 4]) {
+            let v: [(f32, f32); 4] = std::array::from_fn(|_| {
+                to_df(r.signed_unit() * 2f64.powi((r.next_u64() % 20) as i32 - 10))
+            });
+            (v.map(|p| p.0), v.map(|p| p.1))
+        };
+        let mut rng2 = Rng::fresh();
+        let dx = mk_df(&mut rng2);
+        let dy = mk_df(&mut rng2);
+        let subnormal = f32::from_bits(0x0000_1234);
+        let split_in = rand4();
+        SelfTestInputs {
+            xa,
+            xb,
+            split_in,
+            subnormal,
+            dx,
+            dy,
+        }
+    }
+
+    /// The input buffer, in the order the self-test kernel reads it.
+    fn rows(&self) -> Vec<[f32; 4]> {
+        let splat = |x: f32| [x; 4];
+        let one_plus = 1.0f32 + 2f32.powi(-12);
+        vec![
+            splat(1.0),
+            splat(2f32.powi(-30)),
+            splat(one_plus),
+            splat(-(1.0 + 2f32.powi(-11))),
+            self.split_in,
+            splat(self.subnormal),
+            self.xa,
+            self.xb,
+            self.dx.0,
+            self.dx.1,
+            self.dy.0,
+            self.dy.1,
+        ]
+    }
+}
+
 pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
-    let mut rng = Rng::fresh();
-    let mut rand4 = || -> [f32; 4] { std::array::from_fn(|_| rng.signed_unit() as f32) };
-    let splat = |x: f32| [x; 4];
-    let (xa, xb) = (rand4(), rand4());
-    let mk_df = |r: &mut Rng| -> ([f32; 4], [f32; 4]) {
-        let v: [(f32, f32); 4] = std::array::from_fn(|_| {
-            to_df(r.signed_unit() * 2f64.powi((r.next_u64() % 20) as i32 - 10))
-        });
-        (v.map(|p| p.0), v.map(|p| p.1))
-    };
-    let mut rng2 = Rng::fresh();
-    let (dxh, dxl) = mk_df(&mut rng2);
-    let (dyh, dyl) = mk_df(&mut rng2);
-    let one_plus = 1.0f32 + 2f32.powi(-12);
-    let subnormal = f32::from_bits(0x0000_1234);
-    let split_in = rand4();
-    let inputs: Vec<[f32; 4]> = vec![
-        splat(1.0),
-        splat(2f32.powi(-30)),
-        splat(one_plus),
-        splat(-(1.0 + 2f32.powi(-11))),
-        split_in,
-        splat(subnormal),
-        xa,
-        xb,
-        dxh,
-        dxl,
-        dyh,
-        dyl,
-    ];
-    let inp = gpu.upload("selftest in", &inputs)?;
+    let inputs = SelfTestInputs::new();
+    let out = run_self_test_kernel(gpu, broken, &inputs)?;
+    Ok(judge_self_test(&inputs, &out))
+}
+
+/// Self-test step 2: runs the self-test kernel once and reads its 14 result vec4s.
+fn run_self_test_kernel(
+    gpu: &Gpu,
+    broken: Broken,
+    inputs: &SelfTestInputs,
+) -> Result<Vec<[f32; 4]>> {
+    let inp = gpu.upload("selftest in", &inputs.rows())?;
     let outp = gpu.storage_buffer("selftest out", 14 * 16)?;
     gpu.poison(&outp, f32::NAN.to_bits());
     let guard = guard_buffer(gpu)?;
@@ -172,6 +213,19 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     if let Some(e) = gpu.take_error() {
         bail!("df64 self-test: {e}");
     }
+    Ok(out)
+}
+
+/// Self-test step 3: compares the kernel's outputs with exact host arithmetic.
+fn judge_self_test(inputs: &SelfTestInputs, out: &[[f32; 4]]) -> SelfTest {
+    let SelfTestInputs {
+        xa,
+        xb,
+        split_in,
+        subnormal,
+        dx: (dxh, dxl),
+        dy: (dyh, dyl),
+    } = *inputs;
     let all = |f: &dyn Fn(usize) -> bool| (0..4).all(f);
     let two_sum_exact =
         all(&|l| out[1][l] != 0.0 && from_df(out[0][l], out[1][l]) == 1.0 + 2f64.powi(-30));
@@ -184,8 +238,6 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     let exact_prod = |hi: usize, lo: usize| {
         all(&|l| from_df(out[hi][l], out[lo][l]) == f64::from(xa[l]) * f64::from(xb[l]))
     };
-    let product_exact = exact_prod(6, 7);
-    let split_product_exact = exact_prod(8, 9);
     let rel = |got: f64, want: f64| {
         if want == 0.0 {
             got.abs()
@@ -209,37 +261,45 @@ pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
             )
         })
         .fold(0.0, f64::max);
-    let product = if fma_fused { "fma" } else { "split" }.to_string();
-    let mut problems = Vec::new();
-    if !two_sum_exact {
-        problems.push("TwoSum lost its error term (the compiler reassociates sums)");
-    }
-    if !product_exact {
-        problems.push("the error-free product is not exact");
-    }
-    if !fma_fused && !split_exact {
-        problems.push("no exact product: fma is not fused and the Veltkamp split is contracted");
-    }
-    if df_add_error > 1e-13
-        || df_mul_error > 1e-13
-        || !df_add_error.is_finite()
-        || !df_mul_error.is_finite()
-    {
-        problems.push("double-float add or multiply is not accurate to ~2^-44");
-    }
-    Ok(SelfTest {
+    let mut st = SelfTest {
         two_sum_exact,
         fma_fused,
         split_exact,
         subnormals_kept,
-        product_exact,
-        split_product_exact,
+        product_exact: exact_prod(6, 7),
+        split_product_exact: exact_prod(8, 9),
         df_add_error,
         df_mul_error,
-        product,
-        usable: problems.is_empty(),
-        reason: (!problems.is_empty()).then(|| problems.join("; ")),
-    })
+        product: if fma_fused { "fma" } else { "split" }.to_string(),
+        usable: true,
+        reason: None,
+    };
+    let problems = self_test_problems(&st);
+    st.usable = problems.is_empty();
+    st.reason = (!problems.is_empty()).then(|| problems.join("; "));
+    st
+}
+
+/// Self-test step 4: the reasons, if any, why df64 cannot be trusted on these findings.
+fn self_test_problems(st: &SelfTest) -> Vec<&'static str> {
+    let mut problems = Vec::new();
+    if !st.two_sum_exact {
+        problems.push("TwoSum lost its error term (the compiler reassociates sums)");
+    }
+    if !st.product_exact {
+        problems.push("the error-free product is not exact");
+    }
+    if !st.fma_fused && !st.split_exact {
+        problems.push("no exact product: fma is not fused and the Veltkamp split is contracted");
+    }
+    if st.df_add_error > 1e-13
+        || st.df_mul_error > 1e-13
+        || !st.df_add_error.is_finite()
+        || !st.df_mul_error.is_finite()
+    {
+        problems.push("double-float add or multiply is not accurate to ~2^-44");
+    }
+    problems
 }
 
 /// The building blocks' outputs for one pair of double-floats (for tests): TwoSum and
@@ -372,8 +432,6 @@ pub enum Kind {
     F16,
 }
 
-/// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
-/// against compensated f64 on the CPU.
 /// Which kernel: the precision, rows per invocation, and (df64) the product to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
@@ -382,6 +440,11 @@ pub struct Variant {
     pub use_fma: bool,
 }
 
+/// Workgroup size of the double-precision matmul kernels.
+const WG: u32 = 64;
+
+/// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
+/// against compensated f64 on the CPU.
 pub fn run_matmul(
     gpu: &Gpu,
     timer: &crate::gpu::Timer<'_>,
@@ -390,8 +453,35 @@ pub fn run_matmul(
     inputs: Inputs,
     plan: &Plan,
 ) -> Result<PrecisionRun> {
-    let Variant { kind, tm, use_fma } = v;
-    const WG: u32 = 64;
+    let p = padded_dims(gpu, v, d)?;
+    let (a, b) = matmul_inputs(d, p, inputs);
+    let (gx, gy) = grid(gpu, v.tm, d, p)?;
+    let k = build_kernel(gpu, v, p, &a, &b)?;
+    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
+        timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&k.pipe);
+            pass.set_bind_group(0, &k.bg, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        })
+    })?;
+    let c = read_product(gpu, v.kind, &k.outs, p)?;
+    let (rel_error, rows_checked) = check_product(d, p, &c, &k.exact_inputs);
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    Ok(PrecisionRun {
+        timing,
+        gflops,
+        rel_error,
+        rows_checked,
+    })
+}
+
+/// Matmul step 1: pads the sizes to the kernel's block and checks every matrix plane fits
+/// the adapter's buffer limits.
+fn padded_dims(gpu: &Gpu, v: Variant, d: Dims) -> Result<Dims> {
+    let Variant { kind, tm, .. } = v;
     if d.m == 0 || d.n == 0 || d.k == 0 {
         bail!("matrix sizes must be at least 1");
     }
@@ -434,6 +524,11 @@ pub fn run_matmul(
             lim >> 20
         );
     }
+    Ok(p)
+}
+
+/// Matmul step 2: fresh A and B in f64, zero-padded to `p`.
+fn matmul_inputs(d: Dims, p: Dims, inputs: Inputs) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Rng::fresh();
     let mut a = vec![0.0f64; p.m * p.k];
     let mut b = vec![0.0f64; p.k * p.n];
@@ -447,6 +542,11 @@ pub fn run_matmul(
             b[k * p.n + j] = input_value(&mut rng, inputs, k);
         }
     }
+    (a, b)
+}
+
+/// Matmul step 3: the dispatch grid, checked against the adapter's workgroup limit.
+fn grid(gpu: &Gpu, tm: u32, d: Dims, p: Dims) -> Result<(u32, u32)> {
     let gx = (p.n / (4 * WG as usize)) as u32;
     let gy = (p.m / tm as usize) as u32;
     let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
@@ -458,116 +558,156 @@ pub fn run_matmul(
             d.k
         );
     }
+    Ok((gx, gy))
+}
+
+/// A matmul kernel ready to dispatch: its output planes, and the inputs as the GPU was
+/// given them (rounded to df64 or f16), which the reference multiplies.
+struct MatmulKernel {
+    pipe: wgpu::ComputePipeline,
+    bg: wgpu::BindGroup,
+    outs: Vec<wgpu::Buffer>,
+    exact_inputs: (Vec<f64>, Vec<f64>),
+}
+
+/// What every matmul kernel binds besides its matrices.
+struct KernelCommon<'a> {
+    gpu: &'a Gpu,
+    p: Dims,
+    /// WGSL that declares the rows per invocation.
+    tm_src: String,
+    dims: &'a wgpu::Buffer,
+    guard: &'a wgpu::Buffer,
+}
+
+/// Matmul step 4: uploads the inputs, poisons the output and builds the kernel.
+fn build_kernel(gpu: &Gpu, v: Variant, p: Dims, a: &[f64], b: &[f64]) -> Result<MatmulKernel> {
     let dims = gpu.uniform_buffer(
         "dims",
         bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, p.k as u32]),
     )?;
     let guard = guard_buffer(gpu)?;
-    let tm_src = format!("const TM: u32 = {tm}u;\n");
-    let (pipe, bg, outs, exact_inputs);
-    match kind {
-        Kind::Df64 => {
-            let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
-            let (ah, al) = split(&a);
-            let (bh, bl) = split(&b);
-            // The reference multiplies the values the GPU was given.
-            exact_inputs = (
-                ah.iter()
-                    .zip(&al)
-                    .map(|(h, l)| from_df(*h, *l))
-                    .collect::<Vec<_>>(),
-                bh.iter()
-                    .zip(&bl)
-                    .map(|(h, l)| from_df(*h, *l))
-                    .collect::<Vec<_>>(),
-            );
-            let bufs = [
-                gpu.upload("a_hi", &ah)?,
-                gpu.upload("a_lo", &al)?,
-                gpu.upload("b_hi", &bh)?,
-                gpu.upload("b_lo", &bl)?,
-                gpu.storage_buffer("c_hi", (p.m * p.n * 4) as u64)?,
-                gpu.storage_buffer("c_lo", (p.m * p.n * 4) as u64)?,
-            ];
-            gpu.poison(&bufs[4], f32::NAN.to_bits());
-            pipe = pipeline(
-                gpu,
-                "matmul df64",
-                format!("{tm_src}{DF64_WGSL}\n{MATMUL_DF64_WGSL}"),
-                &[
-                    ("WG", f64::from(WG)),
-                    ("USE_FMA", f64::from(u8::from(use_fma))),
-                ],
-            )?;
-            bg = bind(
-                gpu,
-                &pipe,
-                &[
-                    (0, &bufs[0]),
-                    (1, &bufs[1]),
-                    (2, &bufs[2]),
-                    (3, &bufs[3]),
-                    (4, &bufs[4]),
-                    (5, &bufs[5]),
-                    (6, &dims),
-                    (7, &guard),
-                ],
-            );
-            outs = bufs.into_iter().skip(4).collect::<Vec<_>>();
-        }
+    let common = KernelCommon {
+        gpu,
+        p,
+        tm_src: format!("const TM: u32 = {}u;\n", v.tm),
+        dims: &dims,
+        guard: &guard,
+    };
+    match v.kind {
+        Kind::Df64 => df64_kernel(&common, a, b, v.use_fma),
         // Single-plane kernels: f16 inputs with f32 output, or f64 throughout.
-        Kind::F16 | Kind::F64 => {
-            let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) = if kind
-                == Kind::F16
-            {
-                let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
-                let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
-                exact_inputs = (
-                    ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-                    bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-                );
-                (
-                    bytemuck::cast_slice(&ah).to_vec(),
-                    bytemuck::cast_slice(&bh).to_vec(),
-                    4,
-                    format!(
-                        "enable f16;\nalias In = f16;\nalias Acc = f32;\n{tm_src}{MATMUL_TYPED_WGSL}"
-                    ),
-                )
-            } else {
-                exact_inputs = (a.clone(), b.clone());
-                (
-                    bytemuck::cast_slice(&a).to_vec(),
-                    bytemuck::cast_slice(&b).to_vec(),
-                    8,
-                    format!("alias In = f64;\nalias Acc = f64;\n{tm_src}{MATMUL_TYPED_WGSL}"),
-                )
-            };
-            let bufs = [
-                gpu.upload("a", &a_bytes)?,
-                gpu.upload("b", &b_bytes)?,
-                gpu.storage_buffer("c", (p.m * p.n * c_elem) as u64)?,
-            ];
-            gpu.poison(&bufs[2], f32::NAN.to_bits());
-            pipe = pipeline(gpu, "matmul", source, &[("WG", f64::from(WG))])?;
-            bg = bind(
-                gpu,
-                &pipe,
-                &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, &dims)],
-            );
-            outs = bufs.into_iter().skip(2).collect::<Vec<_>>();
-        }
+        Kind::F16 | Kind::F64 => typed_kernel(&common, v.kind, a, b),
     }
-    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
-        timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&pipe);
-            pass.set_bind_group(0, &bg, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-        })
-    })?;
-    let c: Vec<f64> = match kind {
+}
+
+/// The df64 kernel: inputs and output as (hi, lo) planes of f32.
+fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Result<MatmulKernel> {
+    let (gpu, p) = (c.gpu, c.p);
+    let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
+    let (ah, al) = split(a);
+    let (bh, bl) = split(b);
+    // The reference multiplies the values the GPU was given.
+    let exact_inputs = (
+        ah.iter()
+            .zip(&al)
+            .map(|(h, l)| from_df(*h, *l))
+            .collect::<Vec<_>>(),
+        bh.iter()
+            .zip(&bl)
+            .map(|(h, l)| from_df(*h, *l))
+            .collect::<Vec<_>>(),
+    );
+    let bufs = [
+        gpu.upload("a_hi", &ah)?,
+        gpu.upload("a_lo", &al)?,
+        gpu.upload("b_hi", &bh)?,
+        gpu.upload("b_lo", &bl)?,
+        gpu.storage_buffer("c_hi", (p.m * p.n * 4) as u64)?,
+        gpu.storage_buffer("c_lo", (p.m * p.n * 4) as u64)?,
+    ];
+    gpu.poison(&bufs[4], f32::NAN.to_bits());
+    let pipe = pipeline(
+        gpu,
+        "matmul df64",
+        format!("{}{DF64_WGSL}\n{MATMUL_DF64_WGSL}", c.tm_src),
+        &[
+            ("WG", f64::from(WG)),
+            ("USE_FMA", f64::from(u8::from(use_fma))),
+        ],
+    )?;
+    let bg = bind(
+        gpu,
+        &pipe,
+        &[
+            (0, &bufs[0]),
+            (1, &bufs[1]),
+            (2, &bufs[2]),
+            (3, &bufs[3]),
+            (4, &bufs[4]),
+            (5, &bufs[5]),
+            (6, c.dims),
+            (7, c.guard),
+        ],
+    );
+    Ok(MatmulKernel {
+        pipe,
+        bg,
+        outs: bufs.into_iter().skip(4).collect::<Vec<_>>(),
+        exact_inputs,
+    })
+}
+
+/// The single-plane kernel: f16 inputs with an f32 output, or f64 throughout.
+fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Result<MatmulKernel> {
+    let (gpu, p, tm_src) = (c.gpu, c.p, &c.tm_src);
+    let exact_inputs;
+    let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) = if kind == Kind::F16
+    {
+        let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
+        let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
+        exact_inputs = (
+            ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        );
+        (
+            bytemuck::cast_slice(&ah).to_vec(),
+            bytemuck::cast_slice(&bh).to_vec(),
+            4,
+            format!("enable f16;\nalias In = f16;\nalias Acc = f32;\n{tm_src}{MATMUL_TYPED_WGSL}"),
+        )
+    } else {
+        exact_inputs = (a.to_vec(), b.to_vec());
+        (
+            bytemuck::cast_slice(a).to_vec(),
+            bytemuck::cast_slice(b).to_vec(),
+            8,
+            format!("alias In = f64;\nalias Acc = f64;\n{tm_src}{MATMUL_TYPED_WGSL}"),
+        )
+    };
+    let bufs = [
+        gpu.upload("a", &a_bytes)?,
+        gpu.upload("b", &b_bytes)?,
+        gpu.storage_buffer("c", (p.m * p.n * c_elem) as u64)?,
+    ];
+    gpu.poison(&bufs[2], f32::NAN.to_bits());
+    let pipe = pipeline(gpu, "matmul", source, &[("WG", f64::from(WG))])?;
+    let bg = bind(
+        gpu,
+        &pipe,
+        &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, c.dims)],
+    );
+    Ok(MatmulKernel {
+        pipe,
+        bg,
+        outs: bufs.into_iter().skip(2).collect::<Vec<_>>(),
+        exact_inputs,
+    })
+}
+
+/// Matmul step 5: reads C back as f64 (padded to `p`).
+fn read_product(gpu: &Gpu, kind: Kind, outs: &[wgpu::Buffer], p: Dims) -> Result<Vec<f64>> {
+    Ok(match kind {
         Kind::Df64 => {
             let hi: Vec<f32> = gpu.read(&outs[0], p.m * p.n)?;
             let lo: Vec<f32> = gpu.read(&outs[1], p.m * p.n)?;
@@ -579,7 +719,12 @@ pub fn run_matmul(
             .into_iter()
             .map(f64::from)
             .collect(),
-    };
+    })
+}
+
+/// Matmul step 6: relative Frobenius error of the checked rows against compensated f64,
+/// and how many rows were checked.
+fn check_product(d: Dims, p: Dims, c: &[f64], exact_inputs: &(Vec<f64>, Vec<f64>)) -> (f64, usize) {
     // Compensated f64 costs more than the f32 check: half its budget.
     let rows = crate::reference::rows_to_check(d, 1 << 26);
     let pd = Dims {
@@ -604,14 +749,7 @@ pub fn run_matmul(
     } else {
         e2.sqrt()
     };
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
-    Ok(PrecisionRun {
-        timing,
-        gflops,
-        rel_error,
-        rows_checked: rows.len(),
-    })
+    (rel_error, rows.len())
 }
 
 fn result_for(kind: Kind, d: Dims) -> ProbeResult {

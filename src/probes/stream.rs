@@ -195,6 +195,17 @@ impl Arrays {
     }
 }
 
+/// Dot's partial sums: one vec4 per workgroup, one `stride`-byte slice per window.
+struct Partials {
+    buf: wgpu::Buffer,
+    stride: u64,
+}
+
+/// Workgroups that cover `count` vec4 elements in blocks of `block`.
+fn groups_of(count: u64, block: u64) -> u32 {
+    (count.div_ceil(block)) as u32
+}
+
 /// Runs one kernel configuration on `arrays`. No kernel writes an array it reads, so trials
 /// can share one set of arrays: each poisons its output first.
 fn run_kernel(
@@ -213,35 +224,84 @@ fn run_kernel(
         .param("array_bytes", bytes)
         .param("array_size_reason", why)
         .param("element", "vec4<f32>");
-    let n = (elems * 4) as usize;
-    let Arrays {
-        ha,
-        hb,
-        hc,
-        a,
-        b,
-        c,
-    } = arrays;
-    let wins = windows(gpu, elems, u64::from(wg * per_thread));
+    let block = u64::from(wg * per_thread);
+    let wins = windows(gpu, elems, block);
+    let partials = alloc_partials(gpu, kernel, &wins, block)?;
+    poison_output(gpu, kernel, arrays, partials.as_ref());
+    let (pipeline, layout) = build_pipeline(gpu, kernel, (wg, per_thread))?;
+    let windows_v = bind_windows(gpu, &layout, arrays, &wins, partials.as_ref(), block)?;
+    let timing: TimingInfo = measure::measure(plan, &|| ctx.timer.method(), &mut |iters| {
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&pipeline);
+            for _ in 0..iters {
+                for w in &windows_v {
+                    pass.set_bind_group(0, &w.bind, &[]);
+                    pass.dispatch_workgroups(w.groups.0, w.groups.1, 1);
+                }
+            }
+        })
+    })?;
+    res = res.param("bind_windows", windows_v.len());
+    res.kernel = Some(serde_json::json!({
+        "workgroup_size": wg,
+        "elements_per_invocation": per_thread,
+        "label": format!("{wg} invocations x {per_thread} vec4"),
+        "trusted": ctx.trusted,
+    }));
+    // Validate against the CPU.
+    let (err, detail) = match kernel {
+        Kernel::Dot => {
+            let p = partials.as_ref().expect("dot has partials");
+            validate_dot(gpu, arrays, &windows_v, p, block)?
+        }
+        _ => validate_elementwise(gpu, kernel, arrays)?,
+    };
+    Ok(finish(res, kernel, timing, (err, detail), bytes))
+}
+
+/// Kernel step 1 (dot only): the buffer for the partial sums of every window.
+fn alloc_partials(
+    gpu: &Gpu,
+    kernel: Kernel,
+    wins: &[(u64, u64)],
+    block: u64,
+) -> Result<Option<Partials>> {
     // Dot writes one partial sum (a vec4) per workgroup into its own buffer.
-    let groups_of = |count: u64| (count.div_ceil(u64::from(wg * per_thread))) as u32;
     let partial_stride = {
         let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16);
         wins.iter()
-            .map(|&(_, n)| (u64::from(groups_of(n)) * 16).next_multiple_of(align))
+            .map(|&(_, n)| (u64::from(groups_of(n, block)) * 16).next_multiple_of(align))
             .max()
             .unwrap_or(align)
     };
-    let partials = (kernel == Kernel::Dot)
+    (kernel == Kernel::Dot)
         .then(|| gpu.storage_buffer("partials", partial_stride * wins.len() as u64))
-        .transpose()?;
-    // Poison the output so unwritten elements fail validation.
+        .transpose()
+        .map(|b| {
+            b.map(|buf| Partials {
+                buf,
+                stride: partial_stride,
+            })
+        })
+}
+
+/// Kernel step 2: poisons the kernel's output so unwritten elements fail validation.
+fn poison_output(gpu: &Gpu, kernel: Kernel, arrays: &Arrays, partials: Option<&Partials>) {
+    let Arrays { a, b, c, .. } = arrays;
     match kernel {
         Kernel::Copy | Kernel::Add => gpu.poison(c, f32::NAN.to_bits()),
         Kernel::Scale => gpu.poison(b, f32::NAN.to_bits()),
         Kernel::Triad => gpu.poison(a, f32::NAN.to_bits()),
-        Kernel::Dot => gpu.poison(partials.as_ref().unwrap_or(c), f32::NAN.to_bits()),
+        Kernel::Dot => gpu.poison(partials.map_or(c, |p| &p.buf), f32::NAN.to_bits()),
     }
+}
+
+/// Kernel step 3: the kernel's pipeline and its bind group layout.
+fn build_pipeline(
+    gpu: &Gpu,
+    kernel: Kernel,
+    (wg, per_thread): (u32, u32),
+) -> Result<(wgpu::ComputePipeline, wgpu::BindGroupLayout)> {
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -302,6 +362,18 @@ fn run_kernel(
     if let Some(e) = gpu.take_error() {
         bail!("stream {} kernel failed to build: {e}", kernel.name());
     }
+    Ok((pipeline, layout))
+}
+
+/// Kernel step 4: one bind group (and params uniform) per window.
+fn bind_windows(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    arrays: &Arrays,
+    wins: &[(u64, u64)],
+    partials: Option<&Partials>,
+    block: u64,
+) -> Result<Vec<Window>> {
     fn binding(buf: &wgpu::Buffer, start: u64, count: u64) -> wgpu::BindingResource<'_> {
         wgpu::BindingResource::Buffer(wgpu::BufferBinding {
             buffer: buf,
@@ -309,22 +381,23 @@ fn run_kernel(
             size: std::num::NonZeroU64::new(count * 16),
         })
     }
+    let Arrays { a, b, c, .. } = arrays;
     let mut windows_v = Vec::new();
     for (wi, &(start, count)) in wins.iter().enumerate() {
-        let groups = (groups_of(count), 1);
+        let groups = (groups_of(count, block), 1);
         let params: [u32; 4] = [count as u32, groups.0, SCALAR.to_bits(), 0];
         let ubuf = gpu.uniform_buffer("stream params", bytemuck::cast_slice(&params))?;
-        let third = match &partials {
+        let third = match partials {
             Some(p) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: p,
-                offset: partial_stride * wi as u64,
-                size: std::num::NonZeroU64::new(partial_stride),
+                buffer: &p.buf,
+                offset: p.stride * wi as u64,
+                size: std::num::NonZeroU64::new(p.stride),
             }),
             None => binding(c, start, count),
         };
         let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("stream window"),
-            layout: &layout,
+            layout,
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
@@ -350,77 +423,88 @@ fn run_kernel(
             count,
         });
     }
-    let timing: TimingInfo = measure::measure(plan, &|| ctx.timer.method(), &mut |iters| {
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&pipeline);
-            for _ in 0..iters {
-                for w in &windows_v {
-                    pass.set_bind_group(0, &w.bind, &[]);
-                    pass.dispatch_workgroups(w.groups.0, w.groups.1, 1);
-                }
-            }
-        })
-    })?;
-    res = res.param("bind_windows", windows_v.len());
-    res.kernel = Some(serde_json::json!({
-        "workgroup_size": wg,
-        "elements_per_invocation": per_thread,
-        "label": format!("{wg} invocations x {per_thread} vec4"),
-        "trusted": ctx.trusted,
-    }));
-    // Validate against the CPU.
-    let (err, detail) = match kernel {
-        Kernel::Dot => {
-            let p = partials.as_ref().expect("dot has partials");
-            let mut sum = 0.0f64;
-            for (wi, w) in windows_v.iter().enumerate() {
-                let groups = groups_of(w.count) as usize;
-                let bytes = gpu.read_bytes(p, partial_stride * wi as u64, (groups * 16) as u64)?;
-                let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
-                sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
-            }
-            let want: f64 = ha
-                .iter()
-                .zip(hb.iter())
-                .map(|(x, y)| f64::from(*x) * f64::from(*y))
-                .sum();
-            // f32 partial sums: error grows like sqrt(n) * u relative to sum |a*b|.
-            let scale: f64 = ha
-                .iter()
-                .zip(hb.iter())
-                .map(|(x, y)| (f64::from(*x) * f64::from(*y)).abs())
-                .sum();
-            let e = if sum.is_finite() {
-                (sum - want).abs() / scale
-            } else {
-                f64::INFINITY
-            };
-            (
-                e,
-                format!("dot {sum:.6e} vs CPU {want:.6e}, error relative to sum|a*b|"),
-            )
-        }
-        _ => {
-            let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
-                Kernel::Copy => (c, ha.clone()),
-                Kernel::Scale => (b, hc.iter().map(|x| SCALAR * x).collect()),
-                Kernel::Add => (c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
-                _ => (
-                    a,
-                    hb.iter()
-                        .zip(hc.iter())
-                        .map(|(y, z)| y + SCALAR * z)
-                        .collect(),
-                ),
-            };
-            let got: Vec<f32> = gpu.read(out, n)?;
-            let e = max_rel_error(&got, &want);
-            (
-                e,
-                "largest element-wise relative error over the whole array".to_string(),
-            )
-        }
+    Ok(windows_v)
+}
+
+/// Validation step (dot): the sum of the partial sums against the CPU's f64 dot product,
+/// relative to the sum of |a*b|.
+fn validate_dot(
+    gpu: &Gpu,
+    arrays: &Arrays,
+    windows_v: &[Window],
+    p: &Partials,
+    block: u64,
+) -> Result<(f64, String)> {
+    let Arrays { ha, hb, .. } = arrays;
+    let mut sum = 0.0f64;
+    for (wi, w) in windows_v.iter().enumerate() {
+        let groups = groups_of(w.count, block) as usize;
+        let bytes = gpu.read_bytes(&p.buf, p.stride * wi as u64, (groups * 16) as u64)?;
+        let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
+        sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
+    }
+    let want: f64 = ha
+        .iter()
+        .zip(hb.iter())
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    // f32 partial sums: error grows like sqrt(n) * u relative to sum |a*b|.
+    let scale: f64 = ha
+        .iter()
+        .zip(hb.iter())
+        .map(|(x, y)| (f64::from(*x) * f64::from(*y)).abs())
+        .sum();
+    let e = if sum.is_finite() {
+        (sum - want).abs() / scale
+    } else {
+        f64::INFINITY
     };
+    Ok((
+        e,
+        format!("dot {sum:.6e} vs CPU {want:.6e}, error relative to sum|a*b|"),
+    ))
+}
+
+/// Validation step (copy, scale, add, triad): the largest element-wise relative error of
+/// the output array against the CPU.
+fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Result<(f64, String)> {
+    let Arrays {
+        ha,
+        hb,
+        hc,
+        a,
+        b,
+        c,
+    } = arrays;
+    let n = ha.len();
+    let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
+        Kernel::Copy => (c, ha.clone()),
+        Kernel::Scale => (b, hc.iter().map(|x| SCALAR * x).collect()),
+        Kernel::Add => (c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
+        _ => (
+            a,
+            hb.iter()
+                .zip(hc.iter())
+                .map(|(y, z)| y + SCALAR * z)
+                .collect(),
+        ),
+    };
+    let got: Vec<f32> = gpu.read(out, n)?;
+    let e = max_rel_error(&got, &want);
+    Ok((
+        e,
+        "largest element-wise relative error over the whole array".to_string(),
+    ))
+}
+
+/// Final step: records the validation and, if it passed, the bandwidth.
+fn finish(
+    mut res: ProbeResult,
+    kernel: Kernel,
+    timing: TimingInfo,
+    (err, detail): (f64, String),
+    bytes: u64,
+) -> ProbeResult {
     let tol = if kernel == Kernel::Dot {
         1e-5
     } else {
@@ -445,12 +529,12 @@ fn run_kernel(
     if passed {
         res.status = Status::Ok;
         res.value = Some(value);
-        Ok(res)
+        res
     } else {
-        Ok(res.with_status(
+        res.with_status(
             Status::Failed,
             format!("validation failed: error {err:.3e} > tolerance {tol:.0e}"),
-        ))
+        )
     }
 }
 
