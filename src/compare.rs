@@ -1,6 +1,7 @@
 //! Regression compare of two results files: per probe the speed ratio NEW/BASE with a
 //! verdict that respects the recorded spread, validation changes, probes added or missing.
 
+use crate::figure::FigureKey;
 use crate::results::{ProbeResult, ResultsFile, Status};
 use serde::{Deserialize, Serialize};
 
@@ -97,7 +98,7 @@ pub fn compare(
 ) -> Comparison {
     let mut rows = Vec::new();
     // Derived rows (the precision summary) repeat other probes' figures: not compared.
-    let measured = |p: &&ProbeResult| p.probe != "double_precision";
+    let measured = |p: &&ProbeResult| p.figure != Some(FigureKey::DoubleBest);
     for b in base.probes.iter().filter(measured) {
         let n = new.probes.iter().find(|p| p.name == b.name);
         let Some(n) = n else {

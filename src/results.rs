@@ -1,9 +1,10 @@
 //! The results file: its schema (versioned), atomic saving, and strict loading.
 //!
-//! Schema (version 2; version 1 files, without the last four fields, are still read), one
+//! Schema (version 3; versions 1 and 2 are still read: 1 lacks the last four fields, and
+//! results before 3 lack `figure`, which is then derived from `probe` and `name`), one
 //! JSON object per adapter run:
 //! ```text
-//! schema_version  integer, 1
+//! schema_version  integer, 3
 //! tool            { name, version, git_commit }
 //! created         RFC 3339 UTC time the run started; updated: time of the last rewrite
 //! complete        false while the run is still going (the file is rewritten after each probe)
@@ -11,7 +12,7 @@
 //! adapter         { index, name, vendor_id, vendor, device_id, device_type, backend, driver,
 //!                   driver_info, software, limits{..}, features{..} }
 //! options         { quick, probes, sizes, array_mib, time_budget_s, trusted_shaders, timestamps, args }
-//! probes[]        { probe, name, params{..}, status (ok|failed|unsupported|skipped), reason,
+//! probes[]        { probe, name, figure, params{..}, status (ok|failed|unsupported|skipped), reason,
 //!                   unit, value{n,median,min,max,mean,stddev}, timing{method, iters_per_sample,
 //!                   warmup_runs, warmup_s, time_per_iter_s{..}}, validation{metric, error,
 //!                   tolerance, passed, detail}, kernel{..}, autotune[..], warnings[..] }
@@ -24,6 +25,7 @@
 //! ```
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
+use crate::figure::FigureKey;
 pub use crate::files::{now_rfc3339, write_atomic};
 use crate::host::HostInfo;
 use crate::model::{AdapterSummary, OtherRun, TimingInfo};
@@ -33,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -73,8 +75,13 @@ pub struct Validation {
 pub struct ProbeResult {
     /// Probe family: `matmul_f32`, `stream`, `transfer`, `latency`.
     pub probe: String,
-    /// Unique display name within a run, e.g. `matmul_f32 1024x1024x1024`, `stream triad`.
+    /// Unique display name within a run, e.g. `matmul_f32 1024x1024x1024`, `stream triad`:
+    /// for people; code goes by `figure`.
     pub name: String,
+    /// What the result measures (schema 3; filled in from `probe` and `name` when an older
+    /// file is read). Absent for a whole probe that produced no figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<FigureKey>,
     #[serde(default)]
     pub params: BTreeMap<String, serde_json::Value>,
     pub status: Status,
@@ -98,10 +105,36 @@ pub struct ProbeResult {
 }
 
 impl ProbeResult {
-    pub fn new(probe: &str, name: impl Into<String>, unit: &str, higher_is_better: bool) -> Self {
+    /// A result for `figure` under its fixed display name, not yet measured.
+    pub fn of(figure: FigureKey) -> Self {
+        Self::named(figure, figure.info().label)
+    }
+
+    /// A matrix-multiply result for `figure` at size MxNxK (named and parametrised so).
+    pub fn sized(figure: FigureKey, m: usize, n: usize, k: usize) -> Self {
+        Self::named(figure, format!("{} {m}x{n}x{k}", figure.info().label))
+            .param("m", m)
+            .param("n", n)
+            .param("k", k)
+    }
+
+    fn named(figure: FigureKey, name: impl Into<String>) -> Self {
+        let i = figure.info();
+        let mut r = Self::bare(i.family, name, i.unit, i.higher_is_better);
+        r.figure = Some(figure);
+        r
+    }
+
+    /// The result standing for a whole probe that produced no figure (skipped, panicked).
+    pub fn placeholder(probe: &str) -> Self {
+        Self::bare(probe, format!("{probe} probe"), "", true)
+    }
+
+    fn bare(probe: &str, name: impl Into<String>, unit: &str, higher_is_better: bool) -> Self {
         ProbeResult {
             probe: probe.into(),
             name: name.into(),
+            figure: None,
             params: BTreeMap::new(),
             status: Status::Skipped,
             reason: None,
@@ -116,17 +149,34 @@ impl ProbeResult {
         }
     }
 
+    /// Records how the output was checked and, when the check passed, the figure: the one
+    /// way a result becomes `ok`. A failed check is a failed result with `failure` as its
+    /// reason and no figure.
+    pub fn validated(
+        mut self,
+        validation: Validation,
+        value: Summary,
+        failure: impl FnOnce(&Validation) -> String,
+    ) -> Self {
+        let passed = validation.passed;
+        let reason = (!passed).then(|| failure(&validation));
+        self.validation = Some(validation);
+        match reason {
+            None => {
+                self.status = Status::Ok;
+                self.value = Some(value);
+                self
+            }
+            Some(r) => self.with_status(Status::Failed, r),
+        }
+    }
+
     pub fn param(mut self, key: &str, v: impl Serialize) -> Self {
         self.params.insert(
             key.into(),
             serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
         );
         self
-    }
-
-    /// The result standing for a whole probe that produced no figure (skipped, panicked).
-    pub fn placeholder(probe: &str) -> Self {
-        ProbeResult::new(probe, format!("{probe} probe"), "", true)
     }
 
     /// Marks the result failed because no autotuning candidate gave a valid result, with the
@@ -324,10 +374,35 @@ impl ResultsFile {
             Some(other) => bail!("schema_version must be a positive integer, found {other}"),
         }
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut file: ResultsFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             anyhow::anyhow!("at JSON path `{path}`: {}", e.into_inner())
-        })
+        })?;
+        // Files before schema 3 name their figures by family and display name only.
+        for p in file.probes.iter_mut().filter(|p| p.figure.is_none()) {
+            p.figure = FigureKey::from_legacy(&p.probe, &p.name);
+        }
+        Ok(file)
+    }
+
+    /// The `ok` results measuring `figure`.
+    pub fn ok(&self, figure: FigureKey) -> impl Iterator<Item = &ProbeResult> {
+        self.probes
+            .iter()
+            .filter(move |p| p.figure == Some(figure) && p.status == Status::Ok)
+    }
+
+    /// The median of the best `ok` result measuring `figure` (the highest throughput, or the
+    /// lowest latency).
+    pub fn best(&self, figure: FigureKey) -> Option<f64> {
+        let medians = self
+            .ok(figure)
+            .filter_map(|p| p.value.as_ref().map(|v| v.median));
+        if figure.info().higher_is_better {
+            medians.reduce(f64::max)
+        } else {
+            medians.reduce(f64::min)
+        }
     }
 }
 
@@ -337,11 +412,45 @@ mod tests {
 
     #[test]
     fn failed_status_drops_the_figure() {
-        let mut r = ProbeResult::new("stream", "stream copy", "GB/s", true);
+        let mut r = ProbeResult::of(FigureKey::StreamCopy);
         r.value = Summary::of(&[1.0]);
         let r = r.with_status(Status::Failed, "validation error 1.0 > 0");
         assert!(r.value.is_none());
         assert_eq!(r.status, Status::Failed);
+    }
+
+    #[test]
+    fn results_before_schema_3_get_their_figure_keys() {
+        let r = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
+            .expect("fixture (schema 1) still reads");
+        assert!(!r.probes.is_empty());
+        for p in &r.probes {
+            assert!(p.figure.is_some(), "{} has no figure key", p.name);
+        }
+        assert!(r.best(FigureKey::StreamTriad).is_some());
+        assert!(r.best(FigureKey::MatmulF32).is_some());
+        // A saved file carries the keys itself, at the current schema.
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"figure\":\"stream_triad\""));
+    }
+
+    #[test]
+    fn best_is_the_highest_throughput_and_the_lowest_latency() {
+        let mut r =
+            ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json")).unwrap();
+        let mut add = |figure, median: f64| {
+            let mut p = ProbeResult::of(figure);
+            p.status = Status::Ok;
+            p.value = Summary::of(&[median]);
+            r.probes.push(p);
+        };
+        add(FigureKey::MatmulF64, 1e6);
+        add(FigureKey::MatmulF64, 2e6);
+        add(FigureKey::LatencyRoundTrip, 1e-3);
+        add(FigureKey::LatencyRoundTrip, 5e-3);
+        assert_eq!(r.best(FigureKey::MatmulF64), Some(2e6));
+        assert_eq!(r.best(FigureKey::LatencyRoundTrip), Some(1e-3));
+        assert_eq!(r.best(FigureKey::MatmulF16), None);
     }
 
     #[test]

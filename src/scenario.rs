@@ -11,7 +11,8 @@
 //! (dispatches at the per-dispatch cost). The work amounts are the scenario's weights.
 
 use crate::catalog::{Gpu, parse_json};
-use crate::results::{ResultsFile, Status};
+use crate::figure::FigureKey;
+use crate::results::ResultsFile;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -98,30 +99,25 @@ impl Figure {
         }
     }
 
-    /// The figure in a results file, if measured there (best over sizes for matmul).
-    pub fn measured(self, r: &ResultsFile) -> Option<f64> {
-        let ok = |p: &&crate::results::ProbeResult| p.status == Status::Ok;
-        let best = |probes: &[&str]| {
-            r.probes
-                .iter()
-                .filter(ok)
-                .filter(|p| probes.contains(&p.probe.as_str()))
-                .filter_map(|p| p.value.as_ref().map(|v| v.median))
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
-        };
-        let named = |name: &str| {
-            r.probes
-                .iter()
-                .filter(ok)
-                .find(|p| p.name == name)
-                .and_then(|p| p.value.as_ref().map(|v| v.median))
-        };
+    /// The measured figures this one is the best of.
+    pub fn sources(self) -> &'static [FigureKey] {
         match self {
-            Figure::MatmulF32 => best(&["matmul_f32"]),
-            Figure::MatmulF16 => best(&["matmul_f16"]),
-            Figure::MatmulF64Best => best(&["matmul_f64", "matmul_df64"]),
-            Figure::StreamTriad => named("stream triad"),
-            Figure::LatencyDispatch => named("latency per dispatch in a batch"),
+            Figure::MatmulF32 => &[FigureKey::MatmulF32],
+            Figure::MatmulF16 => &[FigureKey::MatmulF16],
+            Figure::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
+            Figure::StreamTriad => &[FigureKey::StreamTriad],
+            Figure::LatencyDispatch => &[FigureKey::LatencyDispatch],
+        }
+    }
+
+    /// The figure in a results file, if measured there: the best over its sources (and,
+    /// for matmul, over sizes).
+    pub fn measured(self, r: &ResultsFile) -> Option<f64> {
+        let found = self.sources().iter().filter_map(|&k| r.best(k));
+        if self == Figure::LatencyDispatch {
+            found.reduce(f64::min)
+        } else {
+            found.reduce(f64::max)
         }
     }
 }

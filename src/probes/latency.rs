@@ -4,8 +4,9 @@
 
 use super::Ctx;
 use super::measure;
+use crate::figure::FigureKey;
 use crate::gpu::{Gpu, TimingMethod};
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
 use std::cell::Cell;
 use std::time::Instant;
@@ -43,29 +44,25 @@ fn finish(
     got: u32,
 ) -> ProbeResult {
     let ok = u64::from(got) == expected % (1u64 << 32);
-    res.validation = Some(Validation {
+    let validation = Validation {
         metric: "exact".into(),
         error: (u64::from(got) as f64 - (expected % (1u64 << 32)) as f64).abs(),
         tolerance: 0.0,
         passed: ok,
         detail: Some(format!("counter {got}, dispatches issued {expected}")),
-    });
+    };
     let value = timing.time_per_iter_s.map(|t| t * 1e6, false);
     res.timing = Some(timing);
-    if ok {
-        res.status = Status::Ok;
-        res.value = Some(value);
-        res
-    } else {
-        res.with_status(Status::Failed, "validation failed: not every dispatch ran")
-    }
+    res.validated(validation, value, |_| {
+        "validation failed: not every dispatch ran".into()
+    })
 }
 
 fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
-    let res = ProbeResult::new("latency", "latency dispatch round trip", "us", false).param(
+    let res = ProbeResult::of(FigureKey::LatencyRoundTrip).param(
         "what",
         "encode + submit one 1-invocation dispatch + wait for completion",
     );
@@ -93,7 +90,7 @@ fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
-    let res = ProbeResult::new("latency", "latency per dispatch in a batch", "us", false).param(
+    let res = ProbeResult::of(FigureKey::LatencyDispatch).param(
         "what",
         "many 1-invocation dispatches in one compute pass, time per dispatch",
     );
@@ -112,29 +109,10 @@ fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
 }
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    for (name, f) in [
-        (
-            "latency dispatch round trip",
-            round_trip as fn(&Ctx<'_>) -> Result<ProbeResult>,
-        ),
-        ("latency per dispatch in a batch", batched),
-    ] {
-        if ctx.halted() {
-            emit(
-                ProbeResult::new("latency", name, "us", false)
-                    .with_status(Status::Skipped, ctx.halt_reason()),
-            );
-            continue;
-        }
-        (ctx.progress)(name);
-        match f(ctx) {
-            Ok(r) => emit(r),
-            Err(e) => emit(
-                ProbeResult::new("latency", name, "us", false)
-                    .with_status(Status::Failed, format!("{e:#}")),
-            ),
-        }
-    }
+    let f = FigureKey::LatencyRoundTrip;
+    super::step(ctx, emit, f, f.info().label, || round_trip(ctx));
+    let f = FigureKey::LatencyDispatch;
+    super::step(ctx, emit, f, f.info().label, || batched(ctx));
 }
 
 /// The latency probe, as registered in `probes::REGISTRY`.
@@ -150,8 +128,7 @@ impl super::Probe for Latency {
     fn budget_share(&self) -> f64 {
         0.1
     }
-    fn figures(&self) -> &'static [crate::figure::FigureKey] {
-        use crate::figure::FigureKey;
+    fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {

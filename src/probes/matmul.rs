@@ -7,6 +7,7 @@
 
 use super::Ctx;
 use super::measure::{self, Plan, TimingInfo};
+use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::reference::{self, Dims, MatmulCheck, Rng, View};
 use crate::results::{ProbeResult, Status, Validation};
@@ -922,10 +923,6 @@ pub fn parse_size(s: &str) -> Result<Dims, String> {
     Ok(d)
 }
 
-fn size_name(d: Dims) -> String {
-    format!("matmul_f32 {}x{}x{}", d.m, d.n, d.k)
-}
-
 /// The probe: autotune and measure at each size, one result per size.
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let gpu = ctx.gpu;
@@ -950,10 +947,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         if ctx.halted() {
             break;
         }
-        let mut res = ProbeResult::new("matmul_f32", size_name(d), "GFLOPS", true)
-            .param("m", d.m)
-            .param("n", d.n)
-            .param("k", d.k);
+        let mut res = ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k);
         // Default sizes stop where the adapter's limits or the time budget end.
         if explicit.is_none() {
             if let Err(e) = check_fits(gpu, d) {
@@ -1033,7 +1027,7 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
         }
         v
     });
-    res.validation = Some(Validation {
+    let validation = Validation {
         metric: "relative_frobenius".into(),
         error: run.check.worst(),
         tolerance: F32_TOLERANCE,
@@ -1046,22 +1040,17 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
             run.check.freivalds,
             run.check.non_finite
         )),
-    });
-    if valid {
-        res.status = Status::Ok;
-        res.value = Some(run.gflops);
-    } else {
-        res = res.with_status(
-            Status::Failed,
-            format!(
-                "validation failed: error {:.3e} > tolerance {:.0e}",
-                run.check.worst(),
-                F32_TOLERANCE
-            ),
-        );
-    }
+    };
     res.timing = Some(run.timing);
-    res
+    res.validated(validation, run.gflops, tolerance_exceeded)
+}
+
+/// The reason of a result whose error exceeds its tolerance.
+pub fn tolerance_exceeded(v: &Validation) -> String {
+    format!(
+        "validation failed: error {:.3e} > tolerance {:.0e}",
+        v.error, v.tolerance
+    )
 }
 
 /// The matmul probe, as registered in `probes::REGISTRY`.
@@ -1077,8 +1066,7 @@ impl super::Probe for Matmul {
     fn budget_share(&self) -> f64 {
         0.45
     }
-    fn figures(&self) -> &'static [crate::figure::FigureKey] {
-        use crate::figure::FigureKey;
+    fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulF32]
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {

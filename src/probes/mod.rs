@@ -11,7 +11,7 @@ pub mod transfer;
 use crate::figure::FigureKey;
 use crate::gpu::{Gpu, Timer};
 use crate::reference::Dims;
-use crate::results::ProbeResult;
+use crate::results::{ProbeResult, Status};
 use measure::Plan;
 use std::time::{Duration, Instant};
 
@@ -78,6 +78,27 @@ pub fn dedup(probes: &[ProbeRef]) -> Vec<ProbeRef> {
 pub fn budget(probe: ProbeRef, total: Duration, left: &[ProbeRef]) -> Duration {
     let sum: f64 = left.iter().map(|k| k.budget_share()).sum();
     total.mul_f64(probe.budget_share() / sum.max(1e-9))
+}
+
+/// One figure of a probe, the loop every probe shares: skipped when the probe must stop
+/// (time spent, device halted, Ctrl-C), else `measure`'s result, or a failed result that
+/// carries `measure`'s error.
+pub fn step(
+    ctx: &Ctx<'_>,
+    emit: &mut dyn FnMut(ProbeResult),
+    figure: FigureKey,
+    what: &str,
+    measure: impl FnOnce() -> anyhow::Result<ProbeResult>,
+) {
+    if ctx.halted() {
+        emit(ProbeResult::of(figure).with_status(Status::Skipped, ctx.halt_reason()));
+        return;
+    }
+    (ctx.progress)(what);
+    match measure() {
+        Ok(r) => emit(r),
+        Err(e) => emit(ProbeResult::of(figure).with_status(Status::Failed, format!("{e:#}"))),
+    }
 }
 
 /// Everything a probe needs.

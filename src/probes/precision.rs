@@ -8,6 +8,7 @@
 
 use super::Ctx;
 use super::measure::{self, Plan, TimingInfo};
+use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::reference::{Dims, Rng};
 use crate::results::{ProbeResult, Status, Validation};
@@ -753,20 +754,12 @@ fn check_product(d: Dims, p: Dims, c: &[f64], exact_inputs: &(Vec<f64>, Vec<f64>
 }
 
 fn result_for(kind: Kind, d: Dims) -> ProbeResult {
-    let probe = match kind {
-        Kind::Df64 => "matmul_df64",
-        Kind::F64 => "matmul_f64",
-        Kind::F16 => "matmul_f16",
+    let figure = match kind {
+        Kind::Df64 => FigureKey::MatmulDf64,
+        Kind::F64 => FigureKey::MatmulF64,
+        Kind::F16 => FigureKey::MatmulF16,
     };
-    ProbeResult::new(
-        probe,
-        format!("{probe} {}x{}x{}", d.m, d.n, d.k),
-        "GFLOPS",
-        true,
-    )
-    .param("m", d.m)
-    .param("n", d.n)
-    .param("k", d.k)
+    ProbeResult::sized(figure, d.m, d.n, d.k)
 }
 
 /// Measures one size: tunes the rows per invocation briefly, measures the best on random
@@ -852,7 +845,7 @@ fn measure_size(
                 .param("effective_bits", bits(m.rel_error))
                 .param("effective_bits_adversarial", bits(a.rel_error));
             let worst = m.rel_error.max(a.rel_error);
-            res.validation = Some(Validation {
+            let validation = Validation {
                 metric: "relative_frobenius".into(),
                 error: worst,
                 tolerance: tol,
@@ -865,18 +858,9 @@ fn measure_size(
                     bits(a.rel_error),
                     m.rows_checked
                 )),
-            });
+            };
             res.timing = Some(m.timing);
-            if worst <= tol {
-                res.status = Status::Ok;
-                res.value = Some(m.gflops);
-                res
-            } else {
-                res.with_status(
-                    Status::Failed,
-                    format!("validation failed: error {worst:.3e} > tolerance {tol:.0e}"),
-                )
-            }
+            res.validated(validation, m.gflops, super::matmul::tolerance_exceeded)
         }
         (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
     }
@@ -938,10 +922,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
 /// measured) at the largest size all of them share, the df64:FP32 and f64:FP32 speed ratios,
 /// and which double path is faster on this adapter (what the HPC scenario uses).
 pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
-    let ok = |family: &str| -> Vec<(usize, f64)> {
+    let ok = |figure: FigureKey| -> Vec<(usize, f64)> {
         probes
             .iter()
-            .filter(|p| p.probe == family && p.status == Status::Ok)
+            .filter(|p| p.figure == Some(figure) && p.status == Status::Ok)
             .filter_map(|p| {
                 let n = p.params.get("m")?.as_u64()? as usize;
                 Some((n, p.value.as_ref()?.median))
@@ -949,10 +933,10 @@ pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
             .collect()
     };
     let (f32s, dfs, f64s, f16s) = (
-        ok("matmul_f32"),
-        ok("matmul_df64"),
-        ok("matmul_f64"),
-        ok("matmul_f16"),
+        ok(FigureKey::MatmulF32),
+        ok(FigureKey::MatmulDf64),
+        ok(FigureKey::MatmulF64),
+        ok(FigureKey::MatmulF16),
     );
     let at = |v: &[(usize, f64)], n: usize| v.iter().find(|x| x.0 == n).map(|x| x.1);
     // The largest size with FP32 and at least one double figure.
@@ -971,20 +955,15 @@ pub fn summary(probes: &[ProbeResult]) -> Option<ProbeResult> {
         (None, Some(f)) => ("native f64", f),
         (None, None) => return None,
     };
-    let mut r = ProbeResult::new(
-        "double_precision",
-        "double precision: best path",
-        "GFLOPS",
-        true,
-    )
-    .param("size", n)
-    .param("fp32_gflops", fp32)
-    .param("df64_gflops", df)
-    .param("f64_gflops", f64v)
-    .param("f16_gflops", f16)
-    .param("df64_to_fp32", df.map(|d| d / fp32))
-    .param("f64_to_fp32", f64v.map(|f| f / fp32))
-    .param("faster_double_path", path);
+    let mut r = ProbeResult::of(FigureKey::DoubleBest)
+        .param("size", n)
+        .param("fp32_gflops", fp32)
+        .param("df64_gflops", df)
+        .param("f64_gflops", f64v)
+        .param("f16_gflops", f16)
+        .param("df64_to_fp32", df.map(|d| d / fp32))
+        .param("f64_to_fp32", f64v.map(|f| f / fp32))
+        .param("faster_double_path", path);
     r.status = Status::Ok;
     r.value = Summary::of(&[best]);
     r.reason = Some(format!(
@@ -1015,8 +994,7 @@ impl super::Probe for Double {
     fn budget_share(&self) -> f64 {
         0.2
     }
-    fn figures(&self) -> &'static [crate::figure::FigureKey] {
-        use crate::figure::FigureKey;
+    fn figures(&self) -> &'static [FigureKey] {
         &[
             FigureKey::MatmulDf64,
             FigureKey::MatmulF64,

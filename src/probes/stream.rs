@@ -7,6 +7,7 @@
 
 use super::Ctx;
 use super::measure::{self, TimingInfo};
+use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::reference::{Rng, max_rel_error};
 use crate::results::{ProbeResult, Status, Validation};
@@ -48,6 +49,16 @@ impl Kernel {
             Kernel::Add => "add",
             Kernel::Triad => "triad",
             Kernel::Dot => "dot",
+        }
+    }
+
+    pub fn figure(self) -> FigureKey {
+        match self {
+            Kernel::Copy => FigureKey::StreamCopy,
+            Kernel::Scale => FigureKey::StreamScale,
+            Kernel::Add => FigureKey::StreamAdd,
+            Kernel::Triad => FigureKey::StreamTriad,
+            Kernel::Dot => FigureKey::StreamDot,
         }
     }
 
@@ -219,7 +230,7 @@ fn run_kernel(
     let gpu = ctx.gpu;
     let elems = arrays.ha.len() as u64 / 4;
     let bytes = elems * 16;
-    let mut res = ProbeResult::new("stream", format!("stream {}", kernel.name()), "GB/s", true)
+    let mut res = ProbeResult::of(kernel.figure())
         .param("kernel", kernel.name())
         .param("array_bytes", bytes)
         .param("array_size_reason", why)
@@ -511,7 +522,7 @@ fn finish(
         TOLERANCE
     };
     let passed = err <= tol;
-    res.validation = Some(Validation {
+    let validation = Validation {
         metric: if kernel == Kernel::Dot {
             "rel_sum".into()
         } else {
@@ -521,21 +532,12 @@ fn finish(
         tolerance: tol,
         passed,
         detail: Some(detail),
-    });
+    };
     let (r, w) = kernel.traffic();
     let moved = (r + w) as f64 * bytes as f64;
     let value = timing.time_per_iter_s.map(|t| moved / t * 1e-9, true);
     res.timing = Some(timing);
-    if passed {
-        res.status = Status::Ok;
-        res.value = Some(value);
-        res
-    } else {
-        res.with_status(
-            Status::Failed,
-            format!("validation failed: error {err:.3e} > tolerance {tol:.0e}"),
-        )
-    }
+    res.validated(validation, value, super::matmul::tolerance_exceeded)
 }
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
@@ -548,17 +550,14 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     // One array is one buffer (bindings beyond the binding limit are split into windows).
     if bytes > ctx.gpu.limits.max_buffer_size {
         for k in Kernel::ALL {
-            emit(
-                ProbeResult::new("stream", format!("stream {}", k.name()), "GB/s", true)
-                    .with_status(
-                        Status::Failed,
-                        format!(
-                            "{} MiB arrays ({why}) exceed the adapter's max_buffer_size ({} MiB)",
-                            bytes >> 20,
-                            ctx.gpu.limits.max_buffer_size >> 20
-                        ),
-                    ),
-            );
+            emit(ProbeResult::of(k.figure()).with_status(
+                Status::Failed,
+                format!(
+                    "{} MiB arrays ({why}) exceed the adapter's max_buffer_size ({} MiB)",
+                    bytes >> 20,
+                    ctx.gpu.limits.max_buffer_size >> 20
+                ),
+            ));
         }
         return;
     }
@@ -572,81 +571,64 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         abandon_above_s: None,
     };
     for k in Kernel::ALL {
-        let name = format!("stream {}", k.name());
-        if ctx.halted() {
-            emit(
-                ProbeResult::new("stream", name, "GB/s", true)
-                    .with_status(Status::Skipped, ctx.halt_reason()),
-            );
-            continue;
-        }
-        (ctx.progress)(&format!(
-            "stream {} ({} MiB arrays): tuning",
-            k.name(),
-            bytes >> 20
-        ));
-        // Short trials of each configuration; the fastest valid one is measured in full on
-        // fresh data.
-        let mut trials = Vec::new();
-        let mut best: Option<(f64, (u32, u32))> = None;
-        let arrays = match Arrays::new(ctx.gpu, elems) {
-            Ok(a) => a,
-            Err(e) => {
-                emit(
-                    ProbeResult::new("stream", name, "GB/s", true)
-                        .with_status(Status::Failed, format!("{e:#}")),
-                );
-                continue;
-            }
-        };
-        for cfg in CONFIGS {
-            let r = run_kernel(ctx, k, &arrays, &why, cfg, &tune_plan);
-            let (gbps, valid, note) = match &r {
-                Ok(r) => (
-                    r.value.as_ref().map(|v| v.median),
-                    r.status == Status::Ok,
-                    r.reason.clone(),
-                ),
-                Err(e) => (None, false, Some(format!("{e:#}"))),
-            };
-            if let (Some(g), true) = (gbps, valid)
-                && best.is_none_or(|(b, _)| g > b)
-            {
-                best = Some((g, cfg));
-            }
-            trials.push(serde_json::json!({
-                "config": format!("{} invocations x {} vec4", cfg.0, cfg.1),
-                "gbps_median": gbps,
-                "valid": valid,
-                "note": note,
-            }));
-        }
-        let Some((_, cfg)) = best else {
-            let mut r = ProbeResult::new("stream", name, "GB/s", true);
-            r.autotune = trials;
-            emit(r.no_valid_configuration());
-            continue;
-        };
-        (ctx.progress)(&format!(
-            "stream {} ({} MiB arrays): measuring",
-            k.name(),
-            bytes >> 20
-        ));
-        // Fresh data for the measured run.
-        drop(arrays);
-        match Arrays::new(ctx.gpu, elems)
-            .and_then(|arrays| run_kernel(ctx, k, &arrays, &why, cfg, &ctx.plan))
-        {
-            Ok(mut r) => {
-                r.autotune = trials;
-                emit(r)
-            }
-            Err(e) => emit(
-                ProbeResult::new("stream", name, "GB/s", true)
-                    .with_status(Status::Failed, format!("{e:#}")),
-            ),
-        }
+        let what = format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20);
+        super::step(ctx, emit, k.figure(), &what, || {
+            tune_and_measure(ctx, k, elems, bytes, &why, &tune_plan)
+        });
     }
+}
+
+/// One kernel: short trials of each configuration on shared arrays, then the fastest valid
+/// one measured in full on fresh data.
+fn tune_and_measure(
+    ctx: &Ctx<'_>,
+    k: Kernel,
+    elems: u64,
+    bytes: u64,
+    why: &str,
+    tune_plan: &measure::Plan,
+) -> Result<ProbeResult> {
+    let mut trials = Vec::new();
+    let mut best: Option<(f64, (u32, u32))> = None;
+    let arrays = Arrays::new(ctx.gpu, elems)?;
+    for cfg in CONFIGS {
+        let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan);
+        let (gbps, valid, note) = match &r {
+            Ok(r) => (
+                r.value.as_ref().map(|v| v.median),
+                r.status == Status::Ok,
+                r.reason.clone(),
+            ),
+            Err(e) => (None, false, Some(format!("{e:#}"))),
+        };
+        if let (Some(g), true) = (gbps, valid)
+            && best.is_none_or(|(b, _)| g > b)
+        {
+            best = Some((g, cfg));
+        }
+        trials.push(serde_json::json!({
+            "config": format!("{} invocations x {} vec4", cfg.0, cfg.1),
+            "gbps_median": gbps,
+            "valid": valid,
+            "note": note,
+        }));
+    }
+    let Some((_, cfg)) = best else {
+        let mut r = ProbeResult::of(k.figure());
+        r.autotune = trials;
+        return Ok(r.no_valid_configuration());
+    };
+    (ctx.progress)(&format!(
+        "stream {} ({} MiB arrays): measuring",
+        k.name(),
+        bytes >> 20
+    ));
+    // Fresh data for the measured run.
+    drop(arrays);
+    let arrays = Arrays::new(ctx.gpu, elems)?;
+    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan)?;
+    r.autotune = trials;
+    Ok(r)
 }
 
 /// The stream probe, as registered in `probes::REGISTRY`.
@@ -662,8 +644,7 @@ impl super::Probe for Stream {
     fn budget_share(&self) -> f64 {
         0.2
     }
-    fn figures(&self) -> &'static [crate::figure::FigureKey] {
-        use crate::figure::FigureKey;
+    fn figures(&self) -> &'static [FigureKey] {
         &[
             FigureKey::StreamCopy,
             FigureKey::StreamScale,

@@ -4,10 +4,11 @@
 
 use super::Ctx;
 use super::measure;
+use crate::figure::FigureKey;
 use crate::gpu::TimingMethod;
 use crate::gpu::context::map_read;
 use crate::reference::Rng;
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
 use std::time::Instant;
 
@@ -25,29 +26,25 @@ fn finish(
     ok: bool,
     detail: String,
 ) -> ProbeResult {
-    res.validation = Some(Validation {
+    let validation = Validation {
         metric: "exact".into(),
         error: if ok { 0.0 } else { 1.0 },
         tolerance: 0.0,
         passed: ok,
         detail: Some(detail),
-    });
+    };
     let value = timing
         .time_per_iter_s
         .map(|t| bytes as f64 / t * 1e-9, true);
     res.timing = Some(timing);
-    if ok {
-        res.status = Status::Ok;
-        res.value = Some(value);
-        res
-    } else {
-        res.with_status(Status::Failed, "validation failed: data arrived changed")
-    }
+    res.validated(validation, value, |_| {
+        "validation failed: data arrived changed".into()
+    })
 }
 
 fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
-    let res = ProbeResult::new("transfer", "transfer host->device", "GB/s", true)
+    let res = ProbeResult::of(FigureKey::TransferToDevice)
         .param("bytes", bytes)
         .param("path", "Queue::write_buffer + submit + wait");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
@@ -77,7 +74,7 @@ fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
 
 fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
-    let res = ProbeResult::new("transfer", "transfer device->host", "GB/s", true)
+    let res = ProbeResult::of(FigureKey::TransferToHost)
         .param("bytes", bytes)
         .param("path", "copy to MAP_READ buffer + map + copy out");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
@@ -111,29 +108,11 @@ fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let bytes = transfer_bytes(ctx);
-    for (name, f) in [
-        (
-            "transfer host->device",
-            host_to_device as fn(&Ctx<'_>, u64) -> Result<ProbeResult>,
-        ),
-        ("transfer device->host", device_to_host),
-    ] {
-        if ctx.halted() {
-            emit(
-                ProbeResult::new("transfer", name, "GB/s", true)
-                    .with_status(Status::Skipped, ctx.halt_reason()),
-            );
-            continue;
-        }
-        (ctx.progress)(&format!("{name} ({} MiB)", bytes >> 20));
-        match f(ctx, bytes) {
-            Ok(r) => emit(r),
-            Err(e) => emit(
-                ProbeResult::new("transfer", name, "GB/s", true)
-                    .with_status(Status::Failed, format!("{e:#}")),
-            ),
-        }
-    }
+    let what = |f: FigureKey| format!("{} ({} MiB)", f.info().label, bytes >> 20);
+    let f = FigureKey::TransferToDevice;
+    super::step(ctx, emit, f, &what(f), || host_to_device(ctx, bytes));
+    let f = FigureKey::TransferToHost;
+    super::step(ctx, emit, f, &what(f), || device_to_host(ctx, bytes));
 }
 
 /// The transfer probe, as registered in `probes::REGISTRY`.
@@ -149,8 +128,7 @@ impl super::Probe for Transfer {
     fn budget_share(&self) -> f64 {
         0.1
     }
-    fn figures(&self) -> &'static [crate::figure::FigureKey] {
-        use crate::figure::FigureKey;
+    fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
