@@ -2,6 +2,7 @@
 //! and a Markdown twin, from results files, the catalog and scenarios. Written into a
 //! temporary directory and renamed into place, so no partial report is ever left.
 
+use super::fmt::{esc, figure};
 use super::svg::{self, Bar, Ceiling, Point};
 use crate::catalog::Catalog;
 use crate::rank::{RankReport, Source};
@@ -9,22 +10,6 @@ use crate::results::{ResultsFile, Status};
 use anyhow::{Context, Result, bail};
 use std::fmt::Write;
 use std::path::Path;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn num(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
-    }
-}
 
 /// Bytes a matmul must move at least (A, B read once, C written once) per element size.
 fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
@@ -93,7 +78,7 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         let g = |k: &str| p.params.get(k).and_then(|v| v.as_f64());
         if let (Some(m), Some(n), Some(k), Some(v)) = (g("m"), g("n"), g("k"), p.value.as_ref()) {
             points.push(Point {
-                label: format!("{}: {} GFLOPS", p.name, num(v.median)),
+                label: format!("{}: {} GFLOPS", p.name, figure(v.median)),
                 intensity: intensity(m, n, k, inb, outb),
                 gflops: v.median,
             });
@@ -113,7 +98,13 @@ fn probe_cells(p: &crate::results::ProbeResult) -> [String; 5] {
         format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
     });
     match (&p.value, p.status) {
-        (Some(v), Status::Ok) => [num(v.median), num(v.min), num(v.max), v.n.to_string(), val],
+        (Some(v), Status::Ok) => [
+            figure(v.median),
+            figure(v.min),
+            figure(v.max),
+            v.n.to_string(),
+            val,
+        ],
         _ => ["-".into(), "-".into(), "-".into(), "-".into(), val],
     }
 }
@@ -261,9 +252,9 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             } else {
                 "estimated"
             },
-            num(x.price_per_hour),
-            num(x.hours_per_job),
-            num(x.cost_per_job),
+            figure(x.price_per_hour),
+            figure(x.hours_per_job),
+            figure(x.cost_per_job),
             esc(&x.price_as_of),
             esc(&x.price_confidence)
         );
@@ -276,7 +267,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             esc(&m.adapter),
             m.hours_per_job.map_or(
                 "a figure this scenario needs was not measured".into(),
-                |h| format!("{} hours per job", num(h))
+                |h| format!("{} hours per job", figure(h))
             )
         );
     }

@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod fmt;
 pub mod html;
 pub mod rank;
 pub mod svg;
