@@ -310,8 +310,8 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| rank::rank(&c, &findings, s, &results, &opts))
         .collect::<Result<Vec<_>>>()?;
-    let (html, md) = report::html::render(&results, &ranks, &c);
-    report::html::write(&a.out, &html, &md)?;
+    let (html, md) = report::render(&results, &ranks, &c);
+    report::write(&a.out, &html, &md)?;
     println!(
         "report written to {}/report.html and report.md",
         a.out.display()
