@@ -2,7 +2,7 @@
 //! the stages (bench, catalog, rank, report). Returns the process exit code.
 
 use crate::catalog::{Catalog, PricingModel, Severity};
-use crate::cli::{self, Command};
+use crate::cli::{self, Command, Format};
 use crate::gpu::adapter;
 use crate::rank::{self, Filters, RankOptions};
 use crate::results::ResultsFile;
@@ -41,15 +41,38 @@ fn devices(a: cli::DevicesArgs) -> Result<ExitCode> {
     } else {
         chosen.iter().map(|&i| list.summaries[i].clone()).collect()
     };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&shown)?);
-    } else {
-        println!("{}", report::table::devices(&shown));
-        if let Some(best) = list.summaries.first() {
-            println!("default adapter: {best}");
+    print_devices(&shown, list.summaries.first(), a.output.format())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A command asked for a format it cannot print (clap refuses these first).
+fn unsupported(command: &str, f: Format, supported: &[Format]) -> anyhow::Error {
+    let names: Vec<&str> = supported.iter().map(|f| f.name()).collect();
+    anyhow::anyhow!(
+        "gpuvalue {command} cannot print --format {}; it supports {}",
+        f.name(),
+        names.join(", ")
+    )
+}
+
+fn print_devices(
+    shown: &[crate::gpu::AdapterSummary],
+    default: Option<&crate::gpu::AdapterSummary>,
+    f: Format,
+) -> Result<()> {
+    match f {
+        Format::Table => {
+            println!("{}", report::table::devices(shown));
+            if let Some(best) = default {
+                println!("default adapter: {best}");
+            }
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(shown)?),
+        Format::Csv | Format::Markdown => {
+            return Err(unsupported("devices", f, Format::TABLE_JSON));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
@@ -92,14 +115,21 @@ fn show(a: cli::ShowArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| ResultsFile::load(p))
         .collect::<Result<_>>()?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&files)?);
-    } else {
-        for (f, p) in files.iter().zip(&a.files) {
-            println!("{}\n{}\n", p.display(), report::table::results(f));
-        }
-    }
+    print_show(&files, &a.files, a.output.format())?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) -> Result<()> {
+    match f {
+        Format::Table => {
+            for (r, p) in files.iter().zip(paths) {
+                println!("{}\n{}\n", p.display(), report::table::results(r));
+            }
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(files)?),
+        Format::Csv | Format::Markdown => return Err(unsupported("show", f, Format::TABLE_JSON)),
+    }
+    Ok(())
 }
 
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
@@ -199,15 +229,30 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     let findings = c.check();
     let f = filters(&a.filters)?;
     let rows = report::catalog::rows(&c, &findings, &f, a.price, &a.currency)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        println!("{}", report::catalog::table(&rows, &c, &a.currency));
-        for x in findings.iter().filter(|x| x.severity == Severity::Error) {
-            eprintln!("{x}");
+    print_catalog(&rows, &c, &findings, &a.currency, a.output.format())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_catalog(
+    rows: &[report::catalog::CatalogRow],
+    c: &Catalog,
+    findings: &[crate::catalog::Finding],
+    currency: &str,
+    f: Format,
+) -> Result<()> {
+    match f {
+        Format::Table => {
+            println!("{}", report::catalog::table(rows, c, currency));
+            for x in findings.iter().filter(|x| x.severity == Severity::Error) {
+                eprintln!("{x}");
+            }
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(rows)?),
+        Format::Csv | Format::Markdown => {
+            return Err(unsupported("catalog", f, Format::TABLE_JSON));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Errors in rows that came from the user's files stop the command (listing each), unless
@@ -279,16 +324,18 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
-    if a.output.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else if a.output.csv {
-        print!("{}", report::rank::csv(&r)?);
-    } else if a.output.markdown {
-        print!("{}", report::rank::markdown(&r));
-    } else {
-        println!("{}", report::rank::table(&r, true));
-    }
+    print_rank(&r, a.output.format())?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_rank(r: &rank::RankReport, f: Format) -> Result<()> {
+    match f {
+        Format::Table => println!("{}", report::rank::table(r, true)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(r)?),
+        Format::Csv => print!("{}", report::rank::csv(r)?),
+        Format::Markdown => print!("{}", report::rank::markdown(r)),
+    }
+    Ok(())
 }
 
 fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
@@ -310,8 +357,8 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| rank::rank(&c, &findings, s, &results, &opts))
         .collect::<Result<Vec<_>>>()?;
-    let (html, md) = report::html::render(&results, &ranks, &c);
-    report::html::write(&a.out, &html, &md)?;
+    let (html, md) = report::render(&results, &ranks, &c);
+    report::write(&a.out, &html, &md)?;
     println!(
         "report written to {}/report.html and report.md",
         a.out.display()
@@ -340,18 +387,22 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
         &new,
         a.threshold / 100.0,
     );
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-    } else if a.markdown {
-        print!("{}", report::compare::markdown(&c));
-    } else {
-        println!("{}", report::compare::table(&c));
-    }
+    print_compare(&c, a.output.format())?;
     Ok(if c.regressions() > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn print_compare(c: &crate::compare::Comparison, f: Format) -> Result<()> {
+    match f {
+        Format::Table => println!("{}", report::compare::table(c)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(c)?),
+        Format::Markdown => print!("{}", report::compare::markdown(c)),
+        Format::Csv => return Err(unsupported("compare", f, Format::COMPARE)),
+    }
+    Ok(())
 }
 
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {

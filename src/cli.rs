@@ -1,7 +1,8 @@
 //! Command-line definitions (clap) and nothing else.
 
 use crate::gpu::{AdapterChoice, BackendChoice};
-use clap::{Args, Parser, Subcommand};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,11 +71,8 @@ pub struct CompareArgs {
     /// Compare results of different adapters (otherwise refused).
     #[arg(long)]
     pub force: bool,
-    #[arg(long, conflicts_with = "markdown")]
-    pub json: bool,
-    /// Markdown, for a pull-request comment.
-    #[arg(long)]
-    pub markdown: bool,
+    #[command(flatten)]
+    pub output: CompareOutput,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -122,8 +120,8 @@ pub struct CatalogArgs {
     /// Convert prices to this currency (USD, CNY, EUR, or any the catalog has a rate for).
     #[arg(long, default_value = "USD")]
     pub currency: String,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: TableOrJson,
 }
 
 #[derive(Subcommand, Debug)]
@@ -140,17 +138,120 @@ pub enum CatalogAction {
     },
 }
 
+/// An output format. Each command accepts the ones it can print (see its `--format`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// A terminal table.
+    #[default]
+    Table,
+    /// JSON: every field, for scripts.
+    Json,
+    /// CSV: one row per line, with a header.
+    Csv,
+    /// Markdown (tables for a pull-request comment or a wiki).
+    Markdown,
+}
+
+impl Format {
+    /// The formats of `devices`, `show` and `catalog`.
+    pub const TABLE_JSON: &[Format] = &[Format::Table, Format::Json];
+    /// The formats of `compare`.
+    pub const COMPARE: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
+    /// The formats of `rank`.
+    pub const RANK: &[Format] = &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+        }
+    }
+
+    /// A `--format` parser that accepts only `allowed` (clap then names those in its error
+    /// and in the help).
+    fn only(allowed: &'static [Format]) -> impl TypedValueParser<Value = Format> {
+        PossibleValuesParser::new(allowed.iter().filter_map(|f| f.to_possible_value()))
+            .map(|s| <Format as ValueEnum>::from_str(&s, false).expect("one of the allowed"))
+    }
+
+    /// The one place the hidden legacy flags (`--json`, `--csv`, `--markdown`) map to a
+    /// format; clap lets at most one of them, or `--format`, be given.
+    fn chosen(format: Option<Format>, json: bool, csv: bool, markdown: bool) -> Format {
+        match (format, json, csv, markdown) {
+            (Some(f), ..) => f,
+            (None, true, ..) => Format::Json,
+            (None, _, true, _) => Format::Csv,
+            (None, _, _, true) => Format::Markdown,
+            (None, false, false, false) => Format::Table,
+        }
+    }
+}
+
+/// `--format table|json` (`--json` kept as a hidden alias).
 #[derive(Args, Debug, Clone, Default)]
+#[group(multiple = false)]
+pub struct TableOrJson {
+    /// Output format [default: table].
+    #[arg(long, value_parser = Format::only(Format::TABLE_JSON))]
+    format: Option<Format>,
+    /// Same as --format json.
+    #[arg(long, hide = true)]
+    json: bool,
+}
+
+impl TableOrJson {
+    pub fn format(&self) -> Format {
+        Format::chosen(self.format, self.json, false, false)
+    }
+}
+
+/// `--format table|json|markdown` (`--json`, `--markdown` kept as hidden aliases).
+#[derive(Args, Debug, Clone, Default)]
+#[group(multiple = false)]
+pub struct CompareOutput {
+    /// Output format [default: table]; markdown for a pull-request comment.
+    #[arg(long, value_parser = Format::only(Format::COMPARE))]
+    format: Option<Format>,
+    /// Same as --format json.
+    #[arg(long, hide = true)]
+    json: bool,
+    /// Same as --format markdown.
+    #[arg(long, hide = true)]
+    markdown: bool,
+}
+
+impl CompareOutput {
+    pub fn format(&self) -> Format {
+        Format::chosen(self.format, self.json, false, self.markdown)
+    }
+}
+
+/// `--format table|json|csv|markdown` (`--json`, `--csv`, `--markdown` kept as hidden
+/// aliases).
+#[derive(Args, Debug, Clone, Default)]
+#[group(multiple = false)]
 pub struct RankOutput {
-    /// Print JSON.
-    #[arg(long, conflicts_with_all = ["csv", "markdown"])]
-    pub json: bool,
-    /// Print CSV.
-    #[arg(long, conflicts_with = "markdown")]
-    pub csv: bool,
-    /// Print Markdown.
-    #[arg(long)]
-    pub markdown: bool,
+    /// Output format [default: table].
+    #[arg(long, value_parser = Format::only(Format::RANK))]
+    format: Option<Format>,
+    /// Same as --format json.
+    #[arg(long, hide = true)]
+    json: bool,
+    /// Same as --format csv.
+    #[arg(long, hide = true)]
+    csv: bool,
+    /// Same as --format markdown.
+    #[arg(long, hide = true)]
+    markdown: bool,
+}
+
+impl RankOutput {
+    pub fn format(&self) -> Format {
+        Format::chosen(self.format, self.json, self.csv, self.markdown)
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -224,9 +325,8 @@ pub struct AdapterArgs {
 pub struct DevicesArgs {
     #[command(flatten)]
     pub select: AdapterArgs,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: TableOrJson,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -359,11 +459,54 @@ pub struct ShowArgs {
     /// Results files written by `gpuvalue bench`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Print the files' probes as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: TableOrJson,
 }
 
 fn parse_size(s: &str) -> Result<crate::reference::Dims, String> {
     crate::probes::matmul::parse_size(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_are_what_format_takes() {
+        for f in Format::value_variants() {
+            assert_eq!(f.to_possible_value().unwrap().get_name(), f.name());
+        }
+    }
+
+    #[test]
+    fn legacy_flags_map_to_formats() {
+        assert_eq!(Format::chosen(None, false, false, false), Format::Table);
+        assert_eq!(Format::chosen(None, true, false, false), Format::Json);
+        assert_eq!(Format::chosen(None, false, true, false), Format::Csv);
+        assert_eq!(Format::chosen(None, false, false, true), Format::Markdown);
+        assert_eq!(
+            Format::chosen(Some(Format::Csv), false, false, false),
+            Format::Csv
+        );
+        let rank = |args: &[&str]| {
+            let mut argv = vec!["gpuvalue", "rank"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Some(Command::Rank(a))) => Ok(a.output.format()),
+                Ok(_) => unreachable!(),
+                Err(e) => Err(e.kind()),
+            }
+        };
+        assert_eq!(rank(&[]), Ok(Format::Table));
+        assert_eq!(rank(&["--csv"]), Ok(Format::Csv));
+        assert_eq!(rank(&["--format", "markdown"]), Ok(Format::Markdown));
+        assert_eq!(
+            rank(&["--format", "json", "--json"]),
+            Err(clap::error::ErrorKind::ArgumentConflict)
+        );
+        assert_eq!(
+            rank(&["--format", "html"]),
+            Err(clap::error::ErrorKind::InvalidValue)
+        );
+    }
 }

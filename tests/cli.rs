@@ -368,3 +368,116 @@ fn rank_refuses_user_catalogs_with_bad_rows_unless_told_to_skip_them() {
         stdout(&o)
     );
 }
+
+#[test]
+fn format_option_and_its_hidden_aliases() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results-lavapipe.json"
+    );
+    let ok = |args: &[&str]| {
+        let o = gpuvalue(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    // Each alias prints exactly what its --format prints; no flag means table.
+    for (format, alias) in [
+        ("json", "--json"),
+        ("csv", "--csv"),
+        ("markdown", "--markdown"),
+    ] {
+        let by_format = ok(&["rank", "-s", "hpc", "--top", "4", "--format", format]);
+        assert_eq!(by_format, ok(&["rank", "-s", "hpc", "--top", "4", alias]));
+        assert_ne!(by_format, ok(&["rank", "-s", "hpc", "--top", "4"]));
+    }
+    assert_eq!(
+        ok(&["rank", "-s", "hpc", "--top", "4", "--format", "table"]),
+        ok(&["rank", "-s", "hpc", "--top", "4"])
+    );
+    assert!(ok(&["rank", "--format", "csv"]).starts_with("rank,provider,instance_type"));
+    let json = ok(&["catalog", "--gpu", "h100", "--format", "json"]);
+    assert_eq!(json, ok(&["catalog", "--gpu", "h100", "--json"]));
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+    let json = ok(&["show", fixture, "--format", "json"]);
+    assert_eq!(json, ok(&["show", fixture, "--json"]));
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+    assert!(ok(&["show", fixture, "--format", "table"]).contains("stream triad"));
+
+    // A format the command cannot print: a usage error naming the formats it can.
+    for (args, supported) in [
+        (
+            vec!["catalog", "--format", "csv"],
+            "[possible values: table, json]",
+        ),
+        (
+            vec!["show", fixture, "--format", "markdown"],
+            "[possible values: table, json]",
+        ),
+        (
+            vec!["devices", "--format", "csv"],
+            "[possible values: table, json]",
+        ),
+        (
+            vec!["compare", fixture, fixture, "--format", "csv"],
+            "[possible values: table, json, markdown]",
+        ),
+        (
+            vec!["rank", "--format", "html"],
+            "[possible values: table, json, csv, markdown]",
+        ),
+    ] {
+        let o = gpuvalue(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("--format") && stderr(&o).contains(supported),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // Aliases for formats a command never had do not exist.
+    let o = gpuvalue(&["catalog", "--markdown"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--markdown"), "{}", stderr(&o));
+
+    // At most one of --format and the aliases.
+    for args in [
+        &["rank", "--format", "csv", "--json"][..],
+        &["rank", "--json", "--csv"],
+        &["rank", "--csv", "--markdown"],
+        &["compare", fixture, fixture, "--json", "--markdown"],
+        &[
+            "compare",
+            fixture,
+            fixture,
+            "--format",
+            "table",
+            "--markdown",
+        ],
+        &["catalog", "--format", "json", "--json"],
+    ] {
+        let o = gpuvalue(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("cannot be used with"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+
+    // --help shows --format and its values, not the hidden aliases.
+    let help = ok(&["rank", "--help"]);
+    assert!(
+        help.contains("--format <FORMAT>") && help.contains("csv"),
+        "{help}"
+    );
+    assert!(
+        !help.contains("--json") && !help.contains("--markdown"),
+        "{help}"
+    );
+    let help = ok(&["compare", "--help"]);
+    assert!(
+        help.contains("--format <FORMAT>") && !help.contains("--json"),
+        "{help}"
+    );
+}

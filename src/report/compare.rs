@@ -1,18 +1,9 @@
 //! `gpuvalue compare` output: terminal table and Markdown (for a pull-request comment).
 
+use super::fmt::compared;
 use crate::compare::{Comparison, Row};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
-
-fn num(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| {
-        if x.abs() >= 100.0 {
-            format!("{x:.1}")
-        } else {
-            format!("{x:.3}")
-        }
-    })
-}
 
 fn ratio(r: &Row) -> String {
     match (r.speedup, r.noise) {
@@ -37,8 +28,8 @@ fn lines(c: &Comparison) -> Vec<Line> {
         .iter()
         .map(|r| Line {
             probe: r.probe.clone(),
-            base: num(r.base),
-            new: num(r.new),
+            base: compared(r.base),
+            new: compared(r.new),
             unit: r.unit.clone(),
             speedup: ratio(r),
             verdict: if r.regression {

@@ -1,30 +1,12 @@
-//! `gpuvalue report`: one self-contained HTML file (inline CSS and SVG, nothing fetched)
-//! and a Markdown twin, from results files, the catalog and scenarios. Written into a
-//! temporary directory and renamed into place, so no partial report is ever left.
+//! `report.html`: one self-contained HTML file (inline CSS and SVG, nothing fetched) from
+//! results files, the catalog and scenarios. Its Markdown twin is `super::markdown`.
 
+use super::fmt::{esc, figure};
 use super::svg::{self, Bar, Ceiling, Point};
 use crate::catalog::Catalog;
 use crate::rank::{RankReport, Source};
 use crate::results::{ResultsFile, Status};
-use anyhow::{Context, Result, bail};
 use std::fmt::Write;
-use std::path::Path;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn num(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
-    }
-}
 
 /// Bytes a matmul must move at least (A, B read once, C written once) per element size.
 fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
@@ -93,7 +75,7 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         let g = |k: &str| p.params.get(k).and_then(|v| v.as_f64());
         if let (Some(m), Some(n), Some(k), Some(v)) = (g("m"), g("n"), g("k"), p.value.as_ref()) {
             points.push(Point {
-                label: format!("{}: {} GFLOPS", p.name, num(v.median)),
+                label: format!("{}: {} GFLOPS", p.name, figure(v.median)),
                 intensity: intensity(m, n, k, inb, outb),
                 gflops: v.median,
             });
@@ -105,17 +87,6 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         &ceilings,
         &points,
     )
-}
-
-/// Median, min, max, samples and validation of a probe, as table cells ("-" where none).
-fn probe_cells(p: &crate::results::ProbeResult) -> [String; 5] {
-    let val = p.validation.as_ref().map_or("-".into(), |v| {
-        format!("{} {:.1e}", if v.passed { "pass" } else { "FAIL" }, v.error)
-    });
-    match (&p.value, p.status) {
-        (Some(v), Status::Ok) => [num(v.median), num(v.min), num(v.max), v.n.to_string(), val],
-        _ => ["-".into(), "-".into(), "-".into(), "-".into(), val],
-    }
 }
 
 fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
@@ -148,7 +119,7 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
     }
     s.push_str("<table class=\"probes\"><tr><th>probe</th><th>status</th><th>median</th><th>min</th><th>max</th><th>unit</th><th>n</th><th>timing</th><th>validation error</th></tr>");
     for p in &r.probes {
-        let [med, min, max, n, val] = probe_cells(p);
+        let [med, min, max, n, val] = super::probe_cells(p);
         let timing = p
             .timing
             .as_ref()
@@ -261,9 +232,9 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             } else {
                 "estimated"
             },
-            num(x.price_per_hour),
-            num(x.hours_per_job),
-            num(x.cost_per_job),
+            figure(x.price_per_hour),
+            figure(x.hours_per_job),
+            figure(x.cost_per_job),
             esc(&x.price_as_of),
             esc(&x.price_confidence)
         );
@@ -276,7 +247,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             esc(&m.adapter),
             m.hours_per_job.map_or(
                 "a figure this scenario needs was not measured".into(),
-                |h| format!("{} hours per job", num(h))
+                |h| format!("{} hours per job", figure(h))
             )
         );
     }
@@ -289,143 +260,41 @@ table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px sol
 th{background:#f3f3f3}tr.fail td{background:#fde0e0}.warn{color:#b00}.note{color:#555;font-size:.9em}\
 figure{margin:1em 0}svg.chart{max-width:100%;height:auto;border:1px solid #eee}";
 
-/// Builds the HTML and Markdown texts.
+/// The HTML report, generated now.
 pub fn render(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
     catalog: &Catalog,
-) -> (String, String) {
-    let now = crate::results::now_rfc3339();
+) -> String {
+    render_at(results, ranks, catalog, &crate::results::now_rfc3339())
+}
+
+/// The HTML report, stating it was generated at `now`.
+pub fn render_at(
+    results: &[(String, ResultsFile)],
+    ranks: &[RankReport],
+    catalog: &Catalog,
+    now: &str,
+) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>gpuvalue report</title><style>{CSS}</style></head><body><h1>gpuvalue report</h1><p>Generated {now} by gpuvalue {}. Every figure below comes from the results files named; instance figures marked <em>estimated</em> are datasheet peaks times the stated efficiency.</p>",
         env!("CARGO_PKG_VERSION")
     );
-    let mut m = format!(
-        "# gpuvalue report\n\nGenerated {now} by gpuvalue {}.\n",
-        env!("CARGO_PKG_VERSION")
-    );
     for (name, r) in results {
         device_html(&mut h, name, r, catalog);
-        let _ = write!(
-            m,
-            "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n",
-            r.adapter.name,
-            r.adapter.vendor,
-            r.adapter.device_type,
-            r.adapter.backend,
-            r.adapter.driver,
-            r.adapter.driver_info,
-            if r.adapter.software {
-                "**software adapter**"
-            } else {
-                "hardware"
-            },
-            r.created,
-            r.tool.version,
-            r.tool.git_commit,
-            name
-        );
-        for c in r.caveats() {
-            let _ = write!(m, "\n> **{c}**\n");
-        }
-        m.push_str("\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n");
-        for p in &r.probes {
-            let [med, min, max, n, val] = probe_cells(p);
-            let _ = writeln!(
-                m,
-                "| {} | {} | {med} | {min} | {max} | {} | {n} | {val} |",
-                p.name, p.status, p.unit
-            );
-        }
     }
     for rep in ranks {
         scenario_html(&mut h, rep);
-        let _ = write!(
-            m,
-            "\n## Scenario {}\n\n{}",
-            rep.scenario.id,
-            crate::report::rank::markdown(rep)
-        );
     }
-    // The catalog's dates, so a reader can judge how fresh the prices are.
-    let mut dates: Vec<&str> = catalog.instances.iter().map(|i| i.as_of.as_str()).collect();
-    dates.sort();
-    dates.dedup();
-    let rates: Vec<String> = catalog
-        .currencies
-        .iter()
-        .map(|(c, r)| format!("{c} {} per USD as of {}", r.per_usd, r.as_of))
-        .collect();
+    let (dates, rates) = super::catalog_dates_and_rates(catalog);
     let _ = writeln!(
         h,
         "<section><h2>Catalog</h2><p>{} instances, prices as of {}; exchange rates: {}.</p></section></body></html>",
         catalog.instances.len(),
-        esc(&dates.join(", ")),
-        esc(&rates.join("; "))
+        esc(&dates),
+        esc(&rates)
     );
-    let _ = write!(
-        m,
-        "\n## Catalog\n\n{} instances, prices as of {}; exchange rates: {}.\n",
-        catalog.instances.len(),
-        dates.join(", "),
-        rates.join("; ")
-    );
-    (h, m)
-}
-
-/// Writes `report.html` and `report.md` into `out`, via a temporary directory renamed into
-/// place: a failure leaves no partial report.
-pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.exists() {
-        bail!(
-            "--out {}: the parent directory {} does not exist",
-            out.display(),
-            parent.display()
-        );
-    }
-    if out.exists() && !out.is_dir() {
-        bail!("--out {}: exists and is not a directory", out.display());
-    }
-    let name = out
-        .file_name()
-        .with_context(|| format!("--out {}: not a directory path", out.display()))?;
-    let tmp = parent.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> Result<()> {
-        std::fs::create_dir_all(&tmp).with_context(|| {
-            format!(
-                "--out {}: cannot write in {}",
-                out.display(),
-                parent.display()
-            )
-        })?;
-        std::fs::write(tmp.join("report.html"), html)?;
-        std::fs::write(tmp.join("report.md"), md)?;
-        if out.exists() {
-            let old = parent.join(format!(
-                ".{}.old-{}",
-                name.to_string_lossy(),
-                std::process::id()
-            ));
-            std::fs::rename(out, &old)?;
-            std::fs::rename(&tmp, out)?;
-            let _ = std::fs::remove_dir_all(&old);
-        } else {
-            std::fs::rename(&tmp, out)?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    result
+    h
 }

@@ -1,5 +1,6 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
+use super::fmt::money;
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -11,16 +12,6 @@ fn hours(h: f64) -> String {
         format!("{h:.2} h")
     } else {
         format!("{:.1} min", h * 60.0)
-    }
-}
-
-fn money(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
     }
 }
 

@@ -2,24 +2,8 @@
 //! charts. Hand-written: three small chart types need less code than a plotting crate's
 //! setup, and the output stays readable and self-contained.
 
+use super::fmt::{esc, money, tick};
 use std::fmt::Write;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn fmt_tick(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{:.0}k", v / 1000.0)
-    } else if v >= 1.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
-    }
-}
 
 /// The opening of a chart: the svg element (class `chart <kind>`), its title and a white
 /// background.
@@ -75,7 +59,7 @@ pub fn roofline(
     // Grid and ticks (decades).
     let mut x = x0;
     while x <= x1 * 1.0001 {
-        let (xx, yb, yt, label) = (px(x), h - mb, h - mb + 15.0, fmt_tick(x));
+        let (xx, yb, yt, label) = (px(x), h - mb, h - mb + 15.0, tick(x));
         let _ = write!(
             s,
             r##"<line x1="{xx:.1}" y1="{mt}" x2="{xx:.1}" y2="{yb}" stroke="#ddd"/><text x="{xx:.1}" y="{yt}" font-size="11" text-anchor="middle">{label}</text>"##
@@ -84,7 +68,7 @@ pub fn roofline(
     }
     let mut y = y0;
     while y <= y1 * 1.0001 {
-        let (yy, xr, xt, label) = (py(y), w - mr, ml - 5.0, fmt_tick(y));
+        let (yy, xr, xt, label) = (py(y), w - mr, ml - 5.0, tick(y));
         let _ = write!(
             s,
             r##"<line x1="{ml}" y1="{yy:.1}" x2="{xr}" y2="{yy:.1}" stroke="#ddd"/><text x="{xt}" y="{:.1}" font-size="11" text-anchor="end">{label}</text>"##,
@@ -240,11 +224,11 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
             y + 3.0,
             row - 6.0,
             esc(&b.label),
-            fmt_val(b.value),
+            money(b.value),
             esc(unit),
             ml + bw + 4.0,
             y + 14.0,
-            fmt_val(b.value)
+            money(b.value)
         );
     }
     let _ = write!(
@@ -256,16 +240,6 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
     );
     s.push_str("</svg>");
     s
-}
-
-fn fmt_val(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
 }
 
 #[cfg(test)]

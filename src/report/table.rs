@@ -1,5 +1,6 @@
 //! Terminal tables: the device list and the bench summary (also used by `gpuvalue show`).
 
+use super::fmt::probe_value;
 use crate::gpu::AdapterSummary;
 use crate::results::{ResultsFile, Status};
 use tabled::settings::Style;
@@ -99,19 +100,6 @@ struct ProbeRow {
     notes: String,
 }
 
-fn fmt_num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1000.0 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
 /// A heading naming the adapter (with a plain software warning) and the run.
 pub fn heading(r: &ResultsFile) -> String {
     let a = &r.adapter;
@@ -151,9 +139,9 @@ pub fn results(r: &ResultsFile) -> String {
         .map(|p| {
             let (median, min, max, n) = match (&p.value, p.status) {
                 (Some(v), Status::Ok) => (
-                    fmt_num(v.median),
-                    fmt_num(v.min),
-                    fmt_num(v.max),
+                    probe_value(v.median),
+                    probe_value(v.min),
+                    probe_value(v.max),
                     v.n.to_string(),
                 ),
                 _ => ("-".into(), "-".into(), "-".into(), "-".into()),

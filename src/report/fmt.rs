@@ -1,0 +1,178 @@
+//! Number formatting and HTML escaping for every output (terminal tables, Markdown, CSV
+//! headings, HTML, SVG). The formatters differ on purpose: each keeps the precision its
+//! output has always printed, and is named for where it is used, not for a column.
+
+/// A report figure (HTML and Markdown reports, measured machine lines): one decimal from
+/// 100 up, two from 1 up, four below (by magnitude, so negatives match positives).
+pub fn figure(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A price, cost or other amount (rank tables and Markdown, chart bar values): whole from
+/// 100 up, two decimals from 1 up, four below. Amounts are never negative; a negative one
+/// gets four decimals.
+pub fn money(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A probe value in the bench table (terminal): whole from 1000 up, one decimal from 100
+/// up, two from 1 up, three below (by magnitude).
+pub fn probe_value(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A value compared between two results files: one decimal from 100 up, three below (by
+/// magnitude); "-" where the file has none.
+pub fn compared(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| {
+        if x.abs() >= 100.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.3}")
+        }
+    })
+}
+
+/// A chart axis tick (positive, a power of 2 or 10): "4k" from 1000 up, whole from 1 up,
+/// else as short as Rust prints it ("0.0625").
+pub fn tick(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Escapes text for HTML and SVG: element content and double-quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_precision_by_magnitude() {
+        assert_eq!(figure(0.0), "0.0000");
+        assert_eq!(figure(-0.0), "-0.0000");
+        assert_eq!(figure(0.123456), "0.1235");
+        assert_eq!(figure(1.0), "1.00");
+        assert_eq!(figure(99.999), "100.00");
+        assert_eq!(figure(100.0), "100.0");
+        assert_eq!(figure(-250.04), "-250.0");
+        assert_eq!(figure(-7.777), "-7.78");
+        assert_eq!(figure(-0.5), "-0.5000");
+        assert_eq!(figure(1e-12), "0.0000");
+        assert_eq!(figure(1.5e15), "1500000000000000.0");
+        assert_eq!(figure(f64::NAN), "NaN");
+        assert_eq!(figure(f64::INFINITY), "inf");
+        assert_eq!(figure(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn money_precision_and_negatives() {
+        assert_eq!(money(0.0), "0.0000");
+        assert_eq!(money(0.00004), "0.0000");
+        assert_eq!(money(0.98765), "0.9877");
+        assert_eq!(money(1.0), "1.00");
+        assert_eq!(money(12.345), "12.35");
+        assert_eq!(money(100.0), "100");
+        assert_eq!(money(2499.5), "2500"); // an exact tie: to even
+        assert_eq!(money(1e12), "1000000000000");
+        // Not by magnitude: a negative amount keeps four decimals.
+        assert_eq!(money(-5.0), "-5.0000");
+        assert_eq!(money(-1234.5), "-1234.5000");
+        assert_eq!(money(f64::NAN), "NaN");
+        assert_eq!(money(f64::INFINITY), "inf");
+        assert_eq!(money(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn probe_value_precision_by_magnitude() {
+        assert_eq!(probe_value(0.0), "0.000");
+        assert_eq!(probe_value(0.0004), "0.000");
+        assert_eq!(probe_value(0.9996), "1.000");
+        assert_eq!(probe_value(1.0), "1.00");
+        assert_eq!(probe_value(100.0), "100.0");
+        assert_eq!(probe_value(999.94), "999.9");
+        assert_eq!(probe_value(1000.0), "1000");
+        assert_eq!(probe_value(-1234.5), "-1234"); // an exact tie: to even
+        assert_eq!(probe_value(-12.345), "-12.35");
+        assert_eq!(probe_value(3.2e18), "3200000000000000000");
+        assert_eq!(probe_value(f64::NAN), "NaN");
+        assert_eq!(probe_value(f64::INFINITY), "inf");
+        assert_eq!(probe_value(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn compared_precision_and_missing() {
+        assert_eq!(compared(None), "-");
+        assert_eq!(compared(Some(0.0)), "0.000");
+        assert_eq!(compared(Some(1e-7)), "0.000");
+        assert_eq!(compared(Some(99.9996)), "100.000");
+        assert_eq!(compared(Some(100.0)), "100.0");
+        assert_eq!(compared(Some(-150.55)), "-150.6");
+        assert_eq!(compared(Some(-0.25)), "-0.250");
+        assert_eq!(compared(Some(6.02e23)), "601999999999999995805696.0");
+        assert_eq!(compared(Some(f64::NAN)), "NaN");
+        assert_eq!(compared(Some(f64::INFINITY)), "inf");
+    }
+
+    #[test]
+    fn tick_labels() {
+        assert_eq!(tick(0.0625), "0.0625");
+        assert_eq!(tick(0.1), "0.1");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(1.0), "1");
+        assert_eq!(tick(256.0), "256");
+        assert_eq!(tick(1000.0), "1k");
+        assert_eq!(tick(1024.0), "1k");
+        assert_eq!(tick(1e6), "1000k");
+        assert_eq!(tick(f64::INFINITY), "infk");
+    }
+
+    #[test]
+    fn esc_escapes_markup_and_quotes_only() {
+        assert_eq!(esc(""), "");
+        assert_eq!(esc("plain ü → ok"), "plain ü → ok");
+        assert_eq!(
+            esc(r#"<a href="x">&amp;</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;amp;&lt;/a&gt;"
+        );
+        assert_eq!(esc("it's"), "it's");
+    }
+}
