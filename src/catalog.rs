@@ -132,6 +132,60 @@ pub struct Instance {
     pub notes: Option<String>,
 }
 
+/// The user's selection of catalog instances (`--provider`, `--gpu`, `--region`,
+/// `--min-gpu-memory`), shared by `catalog` and `rank`.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub provider: Option<String>,
+    pub gpu: Option<String>,
+    pub region: Option<String>,
+    pub min_gpu_memory_gb: Option<f64>,
+}
+
+/// What the filters make of one instance.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Admission {
+    Admitted,
+    /// Not what the user asked for (provider, GPU or region): left out silently.
+    NotSelected,
+    /// Its GPUs have less memory than required (or an unknown amount): the reason.
+    TooSmall(String),
+}
+
+impl Filters {
+    /// Whether `inst` (whose GPU is `gpu`, if the catalog knows it) is selected, and has at
+    /// least the memory per GPU the filters and `required_gb` (a scenario's floor) ask for.
+    pub fn admit(&self, inst: &Instance, gpu: Option<&Gpu>, required_gb: Option<f64>) -> Admission {
+        let has = |hay: &str, needle: &Option<String>| {
+            needle
+                .as_ref()
+                .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
+        };
+        let gpu_name = gpu.map_or(inst.gpu.as_str(), |g| g.name.as_str());
+        if !has(&inst.provider, &self.provider)
+            || !has(&inst.region, &self.region)
+            || !(has(&inst.gpu, &self.gpu) || has(gpu_name, &self.gpu))
+        {
+            return Admission::NotSelected;
+        }
+        let min = self
+            .min_gpu_memory_gb
+            .into_iter()
+            .chain(required_gb)
+            .fold(0.0f64, f64::max);
+        if min > 0.0 {
+            match gpu.and_then(|g| g.memory_gb) {
+                Some(m) if m >= min => {}
+                Some(m) => {
+                    return Admission::TooSmall(format!("{m} GB per GPU < {min} GB required"));
+                }
+                None => return Admission::TooSmall("GPU memory unknown".into()),
+            }
+        }
+        Admission::Admitted
+    }
+}
+
 impl Instance {
     pub fn key(&self) -> String {
         format!("{}/{}/{}", self.provider, self.instance_type, self.region)

@@ -106,6 +106,17 @@ impl FigureKey {
         )
     }
 
+    /// Bytes per input and per output element of a matrix multiply (for its arithmetic
+    /// intensity); None for other figures.
+    pub fn element_bytes(self) -> Option<(f64, f64)> {
+        match self {
+            FigureKey::MatmulF32 => Some((4.0, 4.0)),
+            FigureKey::MatmulF64 | FigureKey::MatmulDf64 => Some((8.0, 8.0)),
+            FigureKey::MatmulF16 => Some((2.0, 4.0)),
+            _ => None,
+        }
+    }
+
     /// The key of a result written before figure keys were stored (schema 1 and 2): from
     /// its family and display name, the only place such strings are read.
     pub fn from_legacy(family: &str, name: &str) -> Option<FigureKey> {

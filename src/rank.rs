@@ -2,20 +2,14 @@
 //! (measured, or datasheet x efficiency: estimated), price, time and cost to finish the
 //! scenario's job, value, and what a budget buys.
 
-use crate::catalog::{Catalog, Finding, PricingModel, Severity, rows_with_errors};
+use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity};
 use crate::results::ResultsFile;
 use crate::scenario::{Figure, Scenario};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Default)]
-pub struct Filters {
-    pub provider: Option<String>,
-    pub gpu: Option<String>,
-    pub region: Option<String>,
-    pub min_gpu_memory_gb: Option<f64>,
-}
+pub use crate::catalog::Filters;
 
 #[derive(Clone, Debug)]
 pub struct RankOptions {
@@ -144,10 +138,62 @@ pub fn rank(
     results: &[(String, ResultsFile)],
     opts: &RankOptions,
 ) -> Result<RankReport> {
-    if !catalog.currencies.contains_key(&opts.currency) {
+    check_currency(catalog, &opts.currency)?;
+    let mut figures: Vec<Figure> = scenario.terms.iter().map(|t| t.figure).collect();
+    figures.dedup();
+    let (measured, mut machines) = measured_figures(catalog, scenario, &figures, results);
+    let (efficiencies, eff_of) = efficiencies(catalog, &figures, &measured);
+    let resolver = Resolver::new(measured, eff_of);
+    let mut rows = Vec::new();
+    let mut excluded = Vec::new();
+    for (i, inst) in catalog.instances.iter().enumerate() {
+        let costed = Costing {
+            catalog,
+            findings,
+            scenario,
+            figures: &figures,
+            resolver: &resolver,
+            opts,
+        }
+        .row(i, inst)?;
+        match costed {
+            Some(Ok(row)) => rows.push(row),
+            Some(Err(reason)) => excluded.push(Excluded {
+                instance: inst.key(),
+                reason,
+            }),
+            None => {}
+        }
+    }
+    let ranked_total = order(&mut rows, &mut machines, opts.top);
+    let rate = &catalog.currencies[&opts.currency];
+    Ok(RankReport {
+        job: scenario.job_name(),
+        scenario: scenario.clone(),
+        pricing: opts.pricing.name().into(),
+        currency: opts.currency.clone(),
+        currency_rate: format!(
+            "{} {} per USD, as of {} ({})",
+            rate.per_usd, opts.currency, rate.as_of, rate.source
+        ),
+        efficiencies,
+        rows,
+        excluded,
+        ranked_total,
+        machines,
+        catalog_warnings: findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .map(|f| f.to_string())
+            .collect(),
+    })
+}
+
+fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
+    if !catalog.currencies.contains_key(currency) {
         anyhow::bail!(
             "--currency {}: no exchange rate in the catalog (have {})",
-            opts.currency,
+            currency,
             catalog
                 .currencies
                 .keys()
@@ -156,51 +202,43 @@ pub fn rank(
                 .join(", ")
         );
     }
-    let figures: Vec<Figure> = {
-        let mut f: Vec<Figure> = scenario.terms.iter().map(|t| t.figure).collect();
-        f.dedup();
-        f
-    };
-    // Measured figures per catalog GPU (hardware only), and the machines themselves.
-    let mut measured: BTreeMap<(String, Figure), Vec<f64>> = BTreeMap::new();
+    Ok(())
+}
+
+/// Measured values per (catalog GPU, figure), from hardware adapters only.
+type Measured = BTreeMap<(String, Figure), Vec<f64>>;
+
+/// Each results file as a measured machine, and the measured figures per catalog GPU.
+fn measured_figures(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    figures: &[Figure],
+    results: &[(String, ResultsFile)],
+) -> (Measured, Vec<Machine>) {
+    let mut measured = Measured::new();
     let mut machines = Vec::new();
     for (name, r) in results {
         let gpu = catalog.match_adapter(&r.adapter.name).map(|g| g.id.clone());
         let mut uses = Vec::new();
         let mut complete = true;
-        for &f in &figures {
-            match f.measured(r) {
-                Some(v) => {
-                    if let (Some(g), false) = (&gpu, r.adapter.software) {
-                        measured.entry((g.clone(), f)).or_default().push(v);
-                    }
-                    uses.push(FigureUse {
-                        figure: f.name().into(),
-                        value: v,
-                        unit: f.unit().into(),
-                        source: Source::Measured,
-                        basis: format!("measured in {name}"),
-                    });
+        for &f in figures {
+            if let Some(v) = f.measured(r) {
+                if let (Some(g), false) = (&gpu, r.adapter.software) {
+                    measured.entry((g.clone(), f)).or_default().push(v);
                 }
-                None => match f.stand_in().and_then(|s| s.measured(r)) {
-                    Some(v) => uses.push(FigureUse {
-                        figure: f.name().into(),
-                        value: v,
-                        unit: f.unit().into(),
-                        source: Source::Estimated,
-                        basis: stand_in_basis(f),
-                    }),
-                    None => complete = false,
-                },
+                uses.push(FigureUse::new(
+                    f,
+                    v,
+                    Source::Measured,
+                    format!("measured in {name}"),
+                ));
+            } else if let Some(v) = f.stand_in().and_then(|s| s.measured(r)) {
+                uses.push(FigureUse::new(f, v, Source::Estimated, stand_in_basis(f)));
+            } else {
+                complete = false;
             }
         }
-        let hours = complete.then(|| {
-            scenario.seconds_per_job(|f| {
-                uses.iter()
-                    .find(|u| u.figure == f.name())
-                    .map_or(f64::NAN, |u| u.value)
-            }) / 3600.0
-        });
+        let hours = complete.then(|| seconds_per_job(scenario, &uses) / 3600.0);
         machines.push(Machine {
             adapter: r.adapter.name.clone(),
             software: r.adapter.software,
@@ -211,10 +249,28 @@ pub fn rank(
             instances_faster: None,
         });
     }
-    // Efficiency factors: measured / datasheet over measured hardware GPUs, else defaults.
-    let mut efficiencies = Vec::new();
-    let mut eff_of = BTreeMap::new();
-    for &f in &figures {
+    (measured, machines)
+}
+
+/// Seconds one job takes on one GPU with the figures in `uses`.
+fn seconds_per_job(scenario: &Scenario, uses: &[FigureUse]) -> f64 {
+    scenario.seconds_per_job(|f| {
+        uses.iter()
+            .find(|u| u.figure == f.name())
+            .map_or(f64::NAN, |u| u.value)
+    })
+}
+
+/// Efficiency factors: measured / datasheet over measured hardware GPUs, else defaults.
+/// The list holds the datasheet-based ones (for the report); the map every figure's factor.
+fn efficiencies(
+    catalog: &Catalog,
+    figures: &[Figure],
+    measured: &Measured,
+) -> (Vec<Efficiency>, BTreeMap<Figure, f64>) {
+    let mut list = Vec::new();
+    let mut factor_of = BTreeMap::new();
+    for &f in figures {
         let ratios: Vec<f64> = measured
             .iter()
             .filter(|((_, fig), _)| *fig == f)
@@ -238,181 +294,178 @@ pub fn rank(
                 basis: "no measured GPU with a datasheet figure: default assumption".into(),
             },
         };
-        eff_of.insert(f, e.factor);
+        factor_of.insert(f, e.factor);
         if f.datasheet_based() {
-            efficiencies.push(e);
+            list.push(e);
         }
     }
-    // Latency has no datasheet: measured hardware GPUs' median, else the stated assumption.
-    let hw_latency = median(
-        measured
-            .iter()
-            .filter(|((_, f), _)| *f == Figure::LatencyDispatch)
-            .flat_map(|(_, v)| v.iter().copied())
-            .collect(),
-    );
-    let bad_rows = rows_with_errors(findings);
-    let mut rows = Vec::new();
-    let mut excluded = Vec::new();
-    let min_mem = opts
-        .filters
-        .min_gpu_memory_gb
-        .into_iter()
-        .chain(scenario.min_gpu_memory_gb)
-        .fold(0.0f64, f64::max);
-    for (i, inst) in catalog.instances.iter().enumerate() {
-        let f = &opts.filters;
-        let contains = |hay: &str, needle: &Option<String>| {
-            needle
-                .as_ref()
-                .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
-        };
-        let Some(gpu) = catalog.gpu(&inst.gpu) else {
-            excluded.push(Excluded {
-                instance: inst.key(),
-                reason: format!("unknown GPU id {:?}", inst.gpu),
-            });
-            continue;
-        };
-        if !contains(&inst.provider, &f.provider)
-            || !contains(&inst.region, &f.region)
-            || !(contains(&gpu.id, &f.gpu) || contains(&gpu.name, &f.gpu))
-        {
-            continue;
+    (list, factor_of)
+}
+
+impl FigureUse {
+    fn new(f: Figure, value: f64, source: Source, basis: String) -> FigureUse {
+        FigureUse {
+            figure: f.name().into(),
+            value,
+            unit: f.unit().into(),
+            source,
+            basis,
         }
-        if bad_rows.contains(&i) {
-            let why: Vec<String> = findings
+    }
+}
+
+/// Finds the value of a figure for a catalog GPU: measured, else a measured stand-in, else
+/// datasheet x efficiency, else (latency) the measured hardware median or the assumption.
+struct Resolver {
+    measured: Measured,
+    efficiency: BTreeMap<Figure, f64>,
+    /// Latency has no datasheet: measured hardware GPUs' median, if any.
+    hw_latency: Option<f64>,
+}
+
+impl Resolver {
+    fn new(measured: Measured, efficiency: BTreeMap<Figure, f64>) -> Resolver {
+        let hw_latency = median(
+            measured
                 .iter()
-                .filter(|x| {
-                    x.severity == Severity::Error && x.path.starts_with(&format!("instances[{i}]"))
-                })
-                .map(|x| x.message.clone())
-                .collect();
-            excluded.push(Excluded {
-                instance: inst.key(),
-                reason: format!("catalog error: {}", why.join("; ")),
-            });
-            continue;
+                .filter(|((_, f), _)| *f == Figure::LatencyDispatch)
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect(),
+        );
+        Resolver {
+            measured,
+            efficiency,
+            hw_latency,
         }
-        if min_mem > 0.0 {
-            match gpu.memory_gb {
-                Some(m) if m >= min_mem => {}
-                Some(m) => {
-                    excluded.push(Excluded {
-                        instance: inst.key(),
-                        reason: format!("{m} GB per GPU < {min_mem} GB required"),
-                    });
-                    continue;
-                }
-                None => {
-                    excluded.push(Excluded {
-                        instance: inst.key(),
-                        reason: "GPU memory unknown".into(),
-                    });
-                    continue;
-                }
-            }
+    }
+
+    fn median_of(&self, gpu: &Gpu, f: Figure) -> Option<f64> {
+        self.measured
+            .get(&(gpu.id.clone(), f))
+            .and_then(|v| median(v.clone()))
+    }
+
+    fn resolve(&self, fig: Figure, gpu: &Gpu) -> Option<FigureUse> {
+        if let Some(v) = self.median_of(gpu, fig) {
+            return Some(FigureUse::new(fig, v, Source::Measured, "measured".into()));
         }
-        let Some(price) = inst.prices.get(&opts.pricing) else {
-            excluded.push(Excluded {
-                instance: inst.key(),
-                reason: format!("no {} price", opts.pricing.name()),
-            });
-            continue;
+        if let Some(v) = fig.stand_in().and_then(|s| self.median_of(gpu, s)) {
+            return Some(FigureUse::new(
+                fig,
+                v,
+                Source::Estimated,
+                stand_in_basis(fig),
+            ));
+        }
+        if let Some((sheet, what)) = fig.datasheet(gpu) {
+            let e = self.efficiency[&fig];
+            let basis = format!("{what} {sheet} x efficiency {e:.2}");
+            return Some(FigureUse::new(fig, sheet * e, Source::Estimated, basis));
+        }
+        if fig != Figure::LatencyDispatch {
+            return None;
+        }
+        Some(match self.hw_latency {
+            Some(v) => FigureUse::new(
+                fig,
+                v,
+                Source::Estimated,
+                "median of measured hardware GPUs".into(),
+            ),
+            None => FigureUse::new(
+                fig,
+                fig.assumed().unwrap_or(10.0),
+                Source::Assumed,
+                "assumed (no measured hardware GPU)".into(),
+            ),
+        })
+    }
+}
+
+/// Everything needed to cost one catalog instance.
+struct Costing<'a> {
+    catalog: &'a Catalog,
+    findings: &'a [Finding],
+    scenario: &'a Scenario,
+    figures: &'a [Figure],
+    resolver: &'a Resolver,
+    opts: &'a RankOptions,
+}
+
+impl Costing<'_> {
+    /// The ranked row of instance `i`, or why it is left out (`Err`); `None` when the
+    /// filters do not select it.
+    fn row(&self, i: usize, inst: &Instance) -> Result<Option<Result<RankRow, String>>> {
+        let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
+            return Ok(Some(Err(format!("unknown GPU id {:?}", inst.gpu))));
         };
-        let per_hour = catalog.convert(price.amount, &price.currency, &opts.currency)?;
+        let admission = self
+            .opts
+            .filters
+            .admit(inst, Some(gpu), self.scenario.min_gpu_memory_gb);
+        if admission == Admission::NotSelected {
+            return Ok(None);
+        }
+        if let Some(why) = self.row_errors(i) {
+            return Ok(Some(Err(format!("catalog error: {why}"))));
+        }
+        if let Admission::TooSmall(why) = admission {
+            return Ok(Some(Err(why)));
+        }
+        let Some(price) = inst.prices.get(&self.opts.pricing) else {
+            return Ok(Some(Err(format!("no {} price", self.opts.pricing.name()))));
+        };
+        let per_hour = self
+            .catalog
+            .convert(price.amount, &price.currency, &self.opts.currency)?;
         let mut uses = Vec::new();
-        let mut missing = None;
-        for &fig in &figures {
-            let m = measured
-                .get(&(gpu.id.clone(), fig))
-                .and_then(|v| median(v.clone()));
-            let stand_in = fig
-                .stand_in()
-                .and_then(|s| measured.get(&(gpu.id.clone(), s)))
-                .and_then(|v| median(v.clone()));
-            let u = if let Some(v) = m {
-                Some(FigureUse {
-                    figure: fig.name().into(),
-                    value: v,
-                    unit: fig.unit().into(),
-                    source: Source::Measured,
-                    basis: "measured".into(),
-                })
-            } else if let Some(v) = stand_in {
-                Some(FigureUse {
-                    figure: fig.name().into(),
-                    value: v,
-                    unit: fig.unit().into(),
-                    source: Source::Estimated,
-                    basis: stand_in_basis(fig),
-                })
-            } else if let Some((sheet, what)) = fig.datasheet(gpu) {
-                let e = eff_of[&fig];
-                Some(FigureUse {
-                    figure: fig.name().into(),
-                    value: sheet * e,
-                    unit: fig.unit().into(),
-                    source: Source::Estimated,
-                    basis: format!("{what} {sheet} x efficiency {e:.2}"),
-                })
-            } else if fig == Figure::LatencyDispatch {
-                let (v, src, basis) = match hw_latency {
-                    Some(v) => (
-                        v,
-                        Source::Estimated,
-                        "median of measured hardware GPUs".to_string(),
-                    ),
-                    None => (
-                        fig.assumed().unwrap_or(10.0),
-                        Source::Assumed,
-                        "assumed (no measured hardware GPU)".to_string(),
-                    ),
-                };
-                Some(FigureUse {
-                    figure: fig.name().into(),
-                    value: v,
-                    unit: fig.unit().into(),
-                    source: src,
-                    basis,
-                })
-            } else {
-                None
-            };
-            match u {
+        for &fig in self.figures {
+            match self.resolver.resolve(fig, gpu) {
                 Some(u) => uses.push(u),
                 None => {
-                    missing = Some(fig);
-                    break;
+                    return Ok(Some(Err(format!(
+                        "no {} figure for {}: not measured, no datasheet figure",
+                        fig.name(),
+                        gpu.name
+                    ))));
                 }
             }
         }
-        if let Some(fig) = missing {
-            excluded.push(Excluded {
-                instance: inst.key(),
-                reason: format!(
-                    "no {} figure for {}: not measured, no datasheet figure",
-                    fig.name(),
-                    gpu.name
-                ),
-            });
-            continue;
-        }
-        let per_gpu_s = scenario.seconds_per_job(|f| {
-            uses.iter()
-                .find(|u| u.figure == f.name())
-                .map_or(f64::NAN, |u| u.value)
-        });
-        let hours = per_gpu_s / f64::from(inst.gpu_count) / 3600.0;
-        let cost = per_hour * hours;
-        let warnings = findings
+        let hours = seconds_per_job(self.scenario, &uses) / f64::from(inst.gpu_count) / 3600.0;
+        Ok(Some(Ok(self.ranked(i, inst, gpu, uses, per_hour, hours))))
+    }
+
+    /// The catalog errors of instance `i`, joined; None when it has none.
+    fn row_errors(&self, i: usize) -> Option<String> {
+        let prefix = format!("instances[{i}]");
+        let why: Vec<String> = self
+            .findings
             .iter()
-            .filter(|x| {
-                x.severity == Severity::Warning && x.path.starts_with(&format!("instances[{i}]"))
-            })
+            .filter(|x| x.severity == Severity::Error && x.path.starts_with(&prefix))
             .map(|x| x.message.clone())
             .collect();
-        rows.push(RankRow {
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    fn ranked(
+        &self,
+        i: usize,
+        inst: &Instance,
+        gpu: &Gpu,
+        uses: Vec<FigureUse>,
+        per_hour: f64,
+        hours: f64,
+    ) -> RankRow {
+        let cost = per_hour * hours;
+        let prefix = format!("instances[{i}]");
+        let warnings = self
+            .findings
+            .iter()
+            .filter(|x| x.severity == Severity::Warning && x.path.starts_with(&prefix))
+            .map(|x| x.message.clone())
+            .collect();
+        let budget = self.opts.budget;
+        RankRow {
             rank: 0,
             provider: inst.provider.clone(),
             instance_type: inst.instance_type.clone(),
@@ -427,19 +480,24 @@ pub fn rank(
             },
             figures: uses,
             price_per_hour: per_hour,
-            currency: opts.currency.clone(),
-            pricing: opts.pricing.name().into(),
+            currency: self.opts.currency.clone(),
+            pricing: self.opts.pricing.name().into(),
             price_as_of: inst.as_of.clone(),
             price_confidence: format!("{:?}", inst.confidence).to_lowercase(),
             hours_per_job: hours,
             jobs_per_hour: 1.0 / hours,
             cost_per_job: cost,
             jobs_per_currency_unit: 1.0 / cost,
-            budget_hours: opts.budget.map(|b| b / per_hour),
-            budget_jobs: opts.budget.map(|b| b / per_hour / hours),
+            budget_hours: budget.map(|b| b / per_hour),
+            budget_jobs: budget.map(|b| b / per_hour / hours),
             warnings,
-        });
+        }
     }
+}
+
+/// Sorts by cost per job (then time), numbers the ranks, places each measured machine among
+/// them, and cuts the list at `top`. Gives the number ranked before the cut.
+fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) -> usize {
     rows.sort_by(|a, b| {
         a.cost_per_job
             .total_cmp(&b.cost_per_job)
@@ -449,35 +507,15 @@ pub fn rank(
         r.rank = i + 1;
     }
     let ranked_total = rows.len();
-    for m in &mut machines {
+    for m in machines {
         m.instances_faster = m
             .hours_per_job
             .map(|h| rows.iter().filter(|x| x.hours_per_job < h).count());
     }
-    if let Some(n) = opts.top {
+    if let Some(n) = top {
         rows.truncate(n);
     }
-    let rate = &catalog.currencies[&opts.currency];
-    Ok(RankReport {
-        job: scenario.job_name(),
-        scenario: scenario.clone(),
-        pricing: opts.pricing.name().into(),
-        currency: opts.currency.clone(),
-        currency_rate: format!(
-            "{} {} per USD, as of {} ({})",
-            rate.per_usd, opts.currency, rate.as_of, rate.source
-        ),
-        efficiencies,
-        rows,
-        excluded,
-        ranked_total,
-        machines,
-        catalog_warnings: findings
-            .iter()
-            .filter(|f| f.severity == Severity::Warning)
-            .map(|f| f.to_string())
-            .collect(),
-    })
+    ranked_total
 }
 
 fn stand_in_basis(f: Figure) -> String {

@@ -160,7 +160,13 @@ fn bench_writes_a_results_file_that_show_reads_back() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["schema_version"], 3);
-    assert!(v["probes"].as_array().unwrap().iter().all(|p| p["figure"].is_string()));
+    assert!(
+        v["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["figure"].is_string())
+    );
     assert_eq!(v["interrupted"], false);
     assert_eq!(v["complete"], true);
     let names: Vec<&str> = v["probes"]

@@ -1,8 +1,7 @@
 //! The catalog listing: instances with their GPU, price in the chosen currency and model,
 //! source, date and confidence.
 
-use crate::catalog::{Catalog, Finding, PricingModel, Severity};
-use crate::rank::Filters;
+use crate::catalog::{Admission, Catalog, Filters, Finding, PricingModel, Severity};
 use anyhow::Result;
 use serde::Serialize;
 use tabled::settings::Style;
@@ -49,26 +48,13 @@ pub fn rows(
     currency: &str,
 ) -> Result<Vec<CatalogRow>> {
     let mut out = Vec::new();
-    let has = |hay: &str, needle: &Option<String>| {
-        needle
-            .as_ref()
-            .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
-    };
     for (i, inst) in c.instances.iter().enumerate() {
         let gpu = c.gpu(&inst.gpu);
         let gname = gpu.map_or(inst.gpu.clone(), |g| g.name.clone());
-        if !has(&inst.provider, &f.provider)
-            || !has(&inst.region, &f.region)
-            || !(has(&inst.gpu, &f.gpu) || has(&gname, &f.gpu))
-        {
+        if f.admit(inst, gpu, None) != Admission::Admitted {
             continue;
         }
         let mem = gpu.and_then(|g| g.memory_gb);
-        if let Some(min) = f.min_gpu_memory_gb
-            && mem.is_none_or(|m| m < min)
-        {
-            continue;
-        }
         let price = inst.prices.get(&model);
         let converted = match price {
             Some(p) => c.convert(p.amount, &p.currency, currency).ok(),

@@ -4,6 +4,7 @@
 use super::fmt::{esc, figure};
 use super::svg::{self, Bar, Ceiling, Point};
 use crate::catalog::Catalog;
+use crate::figure::FigureKey;
 use crate::rank::{RankReport, Source};
 use crate::results::{ResultsFile, Status};
 use std::fmt::Write;
@@ -14,21 +15,14 @@ fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
 }
 
 fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
-    let best = |family: &str| {
-        r.probes
-            .iter()
-            .filter(|p| p.probe == family && p.status == Status::Ok)
-            .filter_map(|p| p.value.as_ref().map(|v| v.median))
-            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
-    };
     let mut ceilings = Vec::new();
-    for (family, label) in [
-        ("matmul_f32", "FP32 matmul"),
-        ("matmul_f16", "f16 matmul"),
-        ("matmul_f64", "f64 matmul"),
-        ("matmul_df64", "df64 matmul"),
+    for (figure, label) in [
+        (FigureKey::MatmulF32, "FP32 matmul"),
+        (FigureKey::MatmulF16, "f16 matmul"),
+        (FigureKey::MatmulF64, "f64 matmul"),
+        (FigureKey::MatmulDf64, "df64 matmul"),
     ] {
-        if let Some(g) = best(family) {
+        if let Some(g) = r.best(figure) {
             ceilings.push(Ceiling {
                 label: format!("{label} (measured)"),
                 gflops: g,
@@ -37,13 +31,8 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         }
     }
     let mut bandwidths = Vec::new();
-    if let Some(bw) = r
-        .probes
-        .iter()
-        .find(|p| p.name == "stream triad" && p.status == Status::Ok)
-        .and_then(|p| p.value.as_ref())
-    {
-        bandwidths.push(("STREAM triad (measured)".to_string(), bw.median, false));
+    if let Some(bw) = r.best(FigureKey::StreamTriad) {
+        bandwidths.push(("STREAM triad (measured)".to_string(), bw, false));
     }
     if let Some(gpu) = catalog.match_adapter(&r.adapter.name) {
         if let Some(t) = gpu.fp32_tflops {
@@ -66,11 +55,8 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
     }
     let mut points = Vec::new();
     for p in r.probes.iter().filter(|p| p.status == Status::Ok) {
-        let (inb, outb) = match p.probe.as_str() {
-            "matmul_f32" => (4.0, 4.0),
-            "matmul_df64" | "matmul_f64" => (8.0, 8.0),
-            "matmul_f16" => (2.0, 4.0),
-            _ => continue,
+        let Some((inb, outb)) = p.figure.and_then(|f| f.element_bytes()) else {
+            continue;
         };
         let g = |k: &str| p.params.get(k).and_then(|v| v.as_f64());
         if let (Some(m), Some(n), Some(k), Some(v)) = (g("m"), g("n"), g("k"), p.value.as_ref()) {

@@ -38,138 +38,202 @@ pub fn roofline(
     ceilings: &[Ceiling],
     points: &[Point],
 ) -> String {
-    let (w, h, ml, mr, mt, mb) = (820.0, 420.0, 70.0, 270.0, 40.0, 50.0);
-    let (x0, x1) = (0.0625f64, 1024.0f64);
     let top = ceilings
         .iter()
         .map(|c| c.gflops)
         .chain(points.iter().map(|p| p.gflops))
         .fold(1.0, f64::max);
-    let (y0, y1) = (0.1f64, 10f64.powf((top * 2.0).log10().ceil()));
-    let px = |x: f64| ml + (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) * (w - ml - mr);
-    let py = |y: f64| h - mb - (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) * (h - mt - mb);
+    let f = Frame::new(top);
     let mut s = String::new();
-    open_svg(&mut s, "roofline", w, h, title);
+    open_svg(&mut s, "roofline", f.w, f.h, title);
     let _ = write!(
         s,
         r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        ml,
+        f.ml,
         esc(title)
     );
-    // Grid and ticks (decades).
-    let mut x = x0;
-    while x <= x1 * 1.0001 {
-        let (xx, yb, yt, label) = (px(x), h - mb, h - mb + 15.0, tick(x));
-        let _ = write!(
-            s,
-            r##"<line x1="{xx:.1}" y1="{mt}" x2="{xx:.1}" y2="{yb}" stroke="#ddd"/><text x="{xx:.1}" y="{yt}" font-size="11" text-anchor="middle">{label}</text>"##
-        );
-        x *= 4.0;
-    }
-    let mut y = y0;
-    while y <= y1 * 1.0001 {
-        let (yy, xr, xt, label) = (py(y), w - mr, ml - 5.0, tick(y));
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" y1="{yy:.1}" x2="{xr}" y2="{yy:.1}" stroke="#ddd"/><text x="{xt}" y="{:.1}" font-size="11" text-anchor="end">{label}</text>"##,
-            yy + 4.0
-        );
-        y *= 10.0;
-    }
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">arithmetic intensity (FLOP per byte)</text>"#,
-        (ml + w - mr) / 2.0,
-        h - 12.0
-    );
-    let _ = write!(
-        s,
-        r#"<text x="16" y="{}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {})">GFLOPS</text>"#,
-        (mt + h - mb) / 2.0,
-        (mt + h - mb) / 2.0
-    );
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
-    let mut legend_y = mt + 10.0;
-    let mut legend = |s: &mut String, color: &str, dashed: bool, label: &str| {
-        let dash = if dashed {
-            r#" stroke-dasharray="6 4""#
-        } else {
-            ""
-        };
-        let _ = write!(
-            s,
-            r#"<line x1="{}" y1="{legend_y}" x2="{}" y2="{legend_y}" stroke="{color}" stroke-width="2"{dash}/><text x="{}" y="{}" font-size="11">{}</text>"#,
-            w - mr + 8.0,
-            w - mr + 28.0,
-            w - mr + 32.0,
-            legend_y + 4.0,
-            esc(label)
-        );
-        legend_y += 18.0;
+    f.grid(&mut s);
+    let mut legend = Legend {
+        x: f.w - f.mr,
+        y: f.mt + 10.0,
     };
-    let peak = ceilings
-        .iter()
-        .filter(|c| !c.datasheet)
-        .map(|c| c.gflops)
-        .fold(0.0, f64::max)
-        .max(1.0);
-    for (bw_label, gbps, datasheet) in bandwidths {
-        // The slope y = bandwidth * intensity, up to the highest ceiling.
-        let xe = (ceilings.iter().map(|c| c.gflops).fold(peak, f64::max) / gbps).min(x1);
-        let xs = (y0 / gbps).max(x0);
-        let dash = if *datasheet {
-            r#" stroke-dasharray="6 4""#
-        } else {
-            ""
-        };
-        let _ = write!(
-            s,
-            r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#555" stroke-width="2"{dash}/>"##,
-            px(xs),
-            py(gbps * xs),
-            px(xe),
-            py(gbps * xe)
-        );
-        legend(
-            &mut s,
-            "#555",
-            *datasheet,
-            &format!("{bw_label}: {gbps:.1} GB/s"),
-        );
-    }
-    for (i, c) in ceilings.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let dash = if c.datasheet {
-            r#" stroke-dasharray="6 4""#
-        } else {
-            ""
-        };
-        let _ = write!(
-            s,
-            r#"<line x1="{}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{color}" stroke-width="2"{dash}/>"#,
-            ml,
-            py(c.gflops),
-            w - mr,
-            py(c.gflops)
-        );
-        legend(
-            &mut s,
-            color,
-            c.datasheet,
-            &format!("{}: {:.1}", c.label, c.gflops),
-        );
-    }
+    f.slopes(&mut s, &mut legend, bandwidths, ceilings);
+    f.ceilings(&mut s, &mut legend, ceilings);
     for p in points {
         let _ = write!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#000"><title>{}</title></circle>"##,
-            px(p.intensity.clamp(x0, x1)),
-            py(p.gflops.max(y0)),
+            f.px(p.intensity.clamp(f.x0, f.x1)),
+            f.py(p.gflops.max(f.y0)),
             esc(&p.label)
         );
     }
     s.push_str("</svg>");
     s
+}
+
+const DASHED: &str = r#" stroke-dasharray="6 4""#;
+
+fn dash(dashed: bool) -> &'static str {
+    if dashed { DASHED } else { "" }
+}
+
+/// The roofline's plot area: size, margins, the log axes' ranges and the mapping to pixels.
+struct Frame {
+    w: f64,
+    h: f64,
+    ml: f64,
+    mr: f64,
+    mt: f64,
+    mb: f64,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    fn new(top: f64) -> Frame {
+        Frame {
+            w: 820.0,
+            h: 420.0,
+            ml: 70.0,
+            mr: 270.0,
+            mt: 40.0,
+            mb: 50.0,
+            x0: 0.0625,
+            x1: 1024.0,
+            y0: 0.1,
+            y1: 10f64.powf((top * 2.0).log10().ceil()),
+        }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        let span = self.x1.log10() - self.x0.log10();
+        self.ml + (x.log10() - self.x0.log10()) / span * (self.w - self.ml - self.mr)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        let span = self.y1.log10() - self.y0.log10();
+        self.h - self.mb - (y.log10() - self.y0.log10()) / span * (self.h - self.mt - self.mb)
+    }
+
+    /// Grid lines and ticks (x every factor 4, y every decade) and the axis titles.
+    fn grid(&self, s: &mut String) {
+        let (ml, mt, w, h, mr, mb) = (self.ml, self.mt, self.w, self.h, self.mr, self.mb);
+        let mut x = self.x0;
+        while x <= self.x1 * 1.0001 {
+            let (xx, yb, yt, label) = (self.px(x), h - mb, h - mb + 15.0, tick(x));
+            let _ = write!(
+                s,
+                r##"<line x1="{xx:.1}" y1="{mt}" x2="{xx:.1}" y2="{yb}" stroke="#ddd"/><text x="{xx:.1}" y="{yt}" font-size="11" text-anchor="middle">{label}</text>"##
+            );
+            x *= 4.0;
+        }
+        let mut y = self.y0;
+        while y <= self.y1 * 1.0001 {
+            let (yy, xr, xt, label) = (self.py(y), w - mr, ml - 5.0, tick(y));
+            let _ = write!(
+                s,
+                r##"<line x1="{ml}" y1="{yy:.1}" x2="{xr}" y2="{yy:.1}" stroke="#ddd"/><text x="{xt}" y="{:.1}" font-size="11" text-anchor="end">{label}</text>"##,
+                yy + 4.0
+            );
+            y *= 10.0;
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">arithmetic intensity (FLOP per byte)</text>"#,
+            (ml + w - mr) / 2.0,
+            h - 12.0
+        );
+        let _ = write!(
+            s,
+            r#"<text x="16" y="{}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {})">GFLOPS</text>"#,
+            (mt + h - mb) / 2.0,
+            (mt + h - mb) / 2.0
+        );
+    }
+
+    /// The memory slopes y = bandwidth x intensity, up to the highest ceiling.
+    fn slopes(
+        &self,
+        s: &mut String,
+        legend: &mut Legend,
+        bandwidths: &[(String, f64, bool)],
+        ceilings: &[Ceiling],
+    ) {
+        let peak = ceilings
+            .iter()
+            .filter(|c| !c.datasheet)
+            .map(|c| c.gflops)
+            .fold(0.0, f64::max)
+            .max(1.0);
+        for (bw_label, gbps, datasheet) in bandwidths {
+            let xe = (ceilings.iter().map(|c| c.gflops).fold(peak, f64::max) / gbps).min(self.x1);
+            let xs = (self.y0 / gbps).max(self.x0);
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#555" stroke-width="2"{}/>"##,
+                self.px(xs),
+                self.py(gbps * xs),
+                self.px(xe),
+                self.py(gbps * xe),
+                dash(*datasheet)
+            );
+            legend.entry(
+                s,
+                "#555",
+                *datasheet,
+                &format!("{bw_label}: {gbps:.1} GB/s"),
+            );
+        }
+    }
+
+    /// The compute ceilings, one colour each.
+    fn ceilings(&self, s: &mut String, legend: &mut Legend, ceilings: &[Ceiling]) {
+        let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+        for (i, c) in ceilings.iter().enumerate() {
+            let color = colors[i % colors.len()];
+            let _ = write!(
+                s,
+                r#"<line x1="{}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{color}" stroke-width="2"{}/>"#,
+                self.ml,
+                self.py(c.gflops),
+                self.w - self.mr,
+                self.py(c.gflops),
+                dash(c.datasheet)
+            );
+            legend.entry(
+                s,
+                color,
+                c.datasheet,
+                &format!("{}: {:.1}", c.label, c.gflops),
+            );
+        }
+    }
+}
+
+/// The legend beside the plot: one line and label per entry, downwards.
+struct Legend {
+    x: f64,
+    y: f64,
+}
+
+impl Legend {
+    fn entry(&mut self, s: &mut String, color: &str, dashed: bool, label: &str) {
+        let y = self.y;
+        let _ = write!(
+            s,
+            r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}" stroke-width="2"{}/><text x="{}" y="{}" font-size="11">{}</text>"#,
+            self.x + 8.0,
+            self.x + 28.0,
+            dash(dashed),
+            self.x + 32.0,
+            y + 4.0,
+            esc(label)
+        );
+        self.y += 18.0;
+    }
 }
 
 /// A bar of a horizontal bar chart; `estimated` bars are hatched grey-blue, measured solid.
