@@ -8,6 +8,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Whether wgpu adds its runtime checks to a kernel: bounds checks on every index and a
+/// bound on every loop. `Off` is for kernels whose indices are in range for every dispatch
+/// the host makes (matrices padded to whole tiles, dispatches sized to the padded matrix,
+/// loops bounded by constants or by uniform values the host sets within the padded sizes);
+/// a results file records, per kernel, which it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuntimeChecks {
+    On,
+    Off,
+}
+
+impl RuntimeChecks {
+    /// `On` unless `trusted` (the run allows unchecked kernels and this one is proven).
+    pub fn unless(trusted: bool) -> RuntimeChecks {
+        if trusted {
+            RuntimeChecks::Off
+        } else {
+            RuntimeChecks::On
+        }
+    }
+
+    pub fn enabled(self) -> bool {
+        self == RuntimeChecks::On
+    }
+}
+
+/// A WGSL kernel to build: source, entry point, override constants, layout (derived from
+/// the shader when None) and runtime checks.
+#[derive(Clone, Copy)]
+pub struct KernelSpec<'a> {
+    pub label: &'a str,
+    pub source: &'a str,
+    pub entry: &'a str,
+    pub constants: &'a [(&'a str, f64)],
+    pub layout: Option<&'a wgpu::PipelineLayout>,
+    pub checks: RuntimeChecks,
+}
+
+impl<'a> KernelSpec<'a> {
+    /// `main` of `source`, no constants, a derived layout, runtime checks on.
+    pub fn new(label: &'a str, source: &'a str) -> KernelSpec<'a> {
+        KernelSpec {
+            label,
+            source,
+            entry: "main",
+            constants: &[],
+            layout: None,
+            checks: RuntimeChecks::On,
+        }
+    }
+}
+
 pub struct Gpu {
     pub adapter: wgpu::Adapter,
     pub device: wgpu::Device,
@@ -323,55 +375,65 @@ impl Gpu {
         )
     }
 
-    /// A compute pipeline, built inside error scopes: a kernel the adapter rejects is an
-    /// error naming the kernel.
-    pub fn compute_pipeline(
-        &self,
-        desc: &wgpu::ComputePipelineDescriptor<'_>,
-    ) -> Result<wgpu::ComputePipeline> {
-        let label = desc.label.unwrap_or("compute");
-        if self.fire(&[Fault::Compile]).is_some() {
+    /// A compute pipeline from WGSL: the module and the pipeline are built inside one set
+    /// of error scopes, so a WGSL diagnostic or a kernel the adapter rejects is an error
+    /// naming the kernel, here, not a message on some later call.
+    pub fn kernel(&self, k: &KernelSpec<'_>) -> Result<wgpu::ComputePipeline> {
+        let mut constants = k.constants.to_vec();
+        let injected = self.fire(&[Fault::Compile]).is_some();
+        if injected {
             // An override the shader does not declare: the pipeline is rejected by wgpu's
             // own validation, exactly as an override value the adapter refuses would be.
-            let mut constants = desc.compilation_options.constants.to_vec();
             constants.push(("gpuvalue_injected_fault", 1.0));
-            let mut d = desc.clone();
-            d.compilation_options.constants = &constants;
-            return self.scoped(
-                || format!("building kernel '{label}' (injected fault)"),
-                || self.device.create_compute_pipeline(&d),
-            );
         }
-        self.scoped(
-            || format!("building kernel '{label}'"),
-            || self.device.create_compute_pipeline(desc),
-        )
+        let what = || {
+            let fault = if injected { " (injected fault)" } else { "" };
+            format!("building kernel '{}'{fault}", k.label)
+        };
+        let pipeline = self.scoped(what, || {
+            let desc = wgpu::ShaderModuleDescriptor {
+                label: Some(k.label),
+                source: wgpu::ShaderSource::Wgsl(k.source.into()),
+            };
+            let module = match k.checks {
+                RuntimeChecks::On => self.device.create_shader_module(desc),
+                // SAFETY: only kernels whose every index was shown in range for every
+                // dispatch the host makes ask for this (see `RuntimeChecks::Off`).
+                RuntimeChecks::Off => unsafe {
+                    self.device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+                },
+            };
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(k.label),
+                    layout: k.layout,
+                    module: &module,
+                    entry_point: Some(k.entry),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+        })?;
+        if let Some(e) = self.take_error() {
+            bail!("kernel '{}' failed to build: {e}", k.label);
+        }
+        Ok(pipeline)
     }
 
     /// The pipeline of a WGSL module's `main`, its layout derived from the shader, with
-    /// these override constants.
+    /// these override constants and wgpu's runtime checks on.
     pub fn wgsl_pipeline(
         &self,
         label: &str,
         source: &str,
         constants: &[(&str, f64)],
     ) -> Result<wgpu::ComputePipeline> {
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
-        self.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
+        self.kernel(&KernelSpec {
+            constants,
+            ..KernelSpec::new(label, source)
         })
     }
 

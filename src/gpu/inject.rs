@@ -106,7 +106,7 @@ impl Drop for AddressSpaceLimit {
     }
 }
 
-const SPIN_WGSL: &str = include_str!("../../shaders/spin.wgsl");
+pub(crate) const SPIN_WGSL: &str = include_str!("../../shaders/spin.wgsl");
 
 /// Queues a single-invocation kernel that runs for about `secs` seconds (calibrated on the
 /// device first), without waiting for it.

@@ -3,8 +3,9 @@
 pub mod adapter;
 pub mod context;
 pub mod fault;
-mod inject;
+pub(crate) mod inject;
 pub mod timer;
+pub mod wgsl;
 
 pub use adapter::{AdapterChoice, AdapterSummary, BackendChoice};
 pub use context::Gpu;

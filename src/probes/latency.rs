@@ -5,6 +5,7 @@
 use super::Ctx;
 use super::measure;
 use crate::figure::FigureKey;
+use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, TimingMethod};
 use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
@@ -133,5 +134,8 @@ impl super::Probe for Latency {
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         run(ctx, emit)
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        vec![KernelSource::new("latency", LATENCY_WGSL, "main", &[])]
     }
 }

@@ -9,6 +9,8 @@ use super::Ctx;
 use super::measure::{self, Plan, TimingInfo};
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
+use crate::gpu::context::{KernelSpec, RuntimeChecks};
+use crate::gpu::wgsl::{KernelSource, WgslSource};
 use crate::reference::{self, Dims, MatmulCheck, Rng, View};
 use crate::results::{ProbeResult, Status, Validation};
 use crate::stats::Summary;
@@ -196,10 +198,11 @@ impl MatmulConfig {
                 expand_register_block(SUBGROUP_WGSL, self.tm, self.tn4, self.sg)
             }
         };
-        format!(
-            "const TM: u32 = {}u;\nconst TN4: u32 = {}u;\nconst SG: u32 = {}u;\n{body}",
-            self.tm, self.tn4, self.sg
-        )
+        WgslSource::new(body)
+            .const_u32("TM", self.tm)
+            .const_u32("TN4", self.tn4)
+            .const_u32("SG", self.sg)
+            .build()
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {
@@ -341,6 +344,22 @@ pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
     let f = &gpu.info.features;
     let sg =
         (f.subgroup && f.subgroup_min_size == f.subgroup_max_size).then_some(f.subgroup_min_size);
+    let mut v = candidates_for(gpu.info.software, sg);
+    // Development hook: GPUVALUE_MATMUL_CANDIDATES="s64:1:32,8:4:16" replaces the list
+    // (`s` = subgroup kernel, else rows kernel; TM:TN4:WG).
+    if let Ok(list) = std::env::var("GPUVALUE_MATMUL_CANDIDATES") {
+        v = parse_candidates(&list, sg);
+    }
+    v.retain(|c| c.unfit_reason(&gpu.limits).is_none());
+    // Wide subgroups make some shapes coincide: keep the first of each.
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|c| seen.insert(c.clone()));
+    v
+}
+
+/// The candidate list for a software or hardware adapter with a fixed subgroup size `sg`
+/// (None: no usable subgroups), before the adapter's limits are applied.
+pub fn candidates_for(software: bool, sg: Option<u32>) -> Vec<MatmulConfig> {
     let mut subgroup = Vec::new();
     if let Some(sg) = sg {
         // Rows per invocation: 64 suits an 8-wide SIMD CPU; a multiple of wider subgroups.
@@ -366,37 +385,66 @@ pub fn candidates(gpu: &Gpu) -> Vec<MatmulConfig> {
         MatmulConfig::tiled(8, 1, 16, 8, 16),  // 64x64 tile, 8x4 per thread
         MatmulConfig::tiled(4, 2, 8, 16, 16),  // 64x64 tile, 4x8 per thread
     ];
-    let mut v: Vec<MatmulConfig> = if gpu.info.software {
+    if software {
         subgroup.into_iter().chain(rows).chain(tiled).collect()
     } else {
         tiled.into_iter().chain(subgroup).chain(rows).collect()
-    };
-    // Development hook: GPUVALUE_MATMUL_CANDIDATES="s64:1:32,8:4:16" replaces the list
-    // (`s` = subgroup kernel, else rows kernel; TM:TN4:WG).
-    if let Ok(list) = std::env::var("GPUVALUE_MATMUL_CANDIDATES") {
-        v = list
-            .split(',')
-            .filter_map(|t| {
-                let (sub, t) = match t.strip_prefix('s') {
-                    Some(rest) => (true, rest),
-                    None => (false, t),
-                };
-                let n: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
-                match (n.as_slice(), sub, sg) {
-                    ([tm, tn4, wg], true, Some(sg)) => {
-                        Some(MatmulConfig::subgroup(*tm, *tn4, *wg, sg))
-                    }
-                    ([tm, tn4, wg], false, _) => Some(MatmulConfig::rows(*tm, *tn4, *wg)),
-                    _ => None,
-                }
-            })
-            .collect();
     }
-    v.retain(|c| c.unfit_reason(&gpu.limits).is_none());
-    // Wide subgroups make some shapes coincide: keep the first of each.
+}
+
+/// `TM:TN4:WG` entries, comma-separated, `s` in front for the subgroup kernel.
+fn parse_candidates(list: &str, sg: Option<u32>) -> Vec<MatmulConfig> {
+    list.split(',')
+        .filter_map(|t| {
+            let (sub, t) = match t.strip_prefix('s') {
+                Some(rest) => (true, rest),
+                None => (false, t),
+            };
+            let n: Vec<u32> = t.split(':').filter_map(|x| x.parse().ok()).collect();
+            match (n.as_slice(), sub, sg) {
+                ([tm, tn4, wg], true, Some(sg)) => Some(MatmulConfig::subgroup(*tm, *tn4, *wg, sg)),
+                ([tm, tn4, wg], false, _) => Some(MatmulConfig::rows(*tm, *tn4, *wg)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Every kernel this probe can build: each candidate for every subgroup size an adapter
+/// may report, and the packing kernels.
+fn kernel_variants() -> Vec<KernelSource> {
     let mut seen = std::collections::HashSet::new();
-    v.retain(|c| seen.insert(c.clone()));
-    v
+    let mut out = Vec::new();
+    for software in [true, false] {
+        for sg in [
+            None,
+            Some(4),
+            Some(8),
+            Some(16),
+            Some(32),
+            Some(64),
+            Some(128),
+        ] {
+            for c in candidates_for(software, sg) {
+                if seen.insert(c.clone()) {
+                    out.push(KernelSource::new(
+                        c.label(),
+                        c.source(),
+                        "main",
+                        &c.constants(),
+                    ));
+                }
+            }
+        }
+    }
+    out.push(KernelSource::new("pack_rows", PACK_WGSL, "pack_rows", &[]));
+    out.push(KernelSource::new(
+        "pack_texture",
+        PACK_TEXTURE_WGSL,
+        "main",
+        &[],
+    ));
+    out
 }
 
 /// Compiled pipelines, one per configuration, reused across sizes.
@@ -414,23 +462,10 @@ impl PipelineCache {
                 "pack_texture" => (PACK_TEXTURE_WGSL, "main"),
                 _ => (PACK_WGSL, entry),
             };
-            let module = gpu
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(entry),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-            let p = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("pack panels"),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry_point),
-                compilation_options: Default::default(),
-                cache: None,
+            let p = gpu.kernel(&KernelSpec {
+                entry: entry_point,
+                ..KernelSpec::new(entry, source)
             })?;
-            if let Some(e) = gpu.take_error() {
-                bail!("panel packing kernel {entry} failed to build: {e}");
-            }
             self.pack.insert(entry, p);
         }
         Ok(&self.pack[entry])
@@ -438,36 +473,19 @@ impl PipelineCache {
 
     fn get(&mut self, gpu: &Gpu, cfg: &MatmulConfig) -> Result<&wgpu::ComputePipeline> {
         if !self.map.contains_key(cfg) {
-            let desc = wgpu::ShaderModuleDescriptor {
-                label: Some("matmul"),
-                source: wgpu::ShaderSource::Wgsl(cfg.source().into()),
-            };
-            let module = if cfg.trusted {
-                // SAFETY: the host pads every matrix to the tile's multiples and sizes the
-                // dispatch to the padded matrix, so every index the kernel forms is in range
-                // and every loop has a fixed trip count (see the kernel headers).
-                unsafe {
-                    gpu.device
-                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
-                }
-            } else {
-                gpu.device.create_shader_module(desc)
-            };
             let constants = cfg.constants();
-            let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("matmul"),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: wgpu::PipelineCompilationOptions {
+            let source = cfg.source();
+            // Unchecked when trusted: the host pads every matrix to the tile's multiples and
+            // sizes the dispatch to the padded matrix, so every index the kernel forms is in
+            // range; the k loop runs to a uniform the host sets within the padded K (the
+            // register-block loops have constant trip counts).
+            let pipeline = gpu
+                .kernel(&KernelSpec {
                     constants: &constants,
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })?;
-            if let Some(e) = gpu.take_error() {
-                bail!("kernel {} failed to build: {e}", cfg.label());
-            }
+                    checks: RuntimeChecks::unless(cfg.trusted),
+                    ..KernelSpec::new("matmul", &source)
+                })
+                .map_err(|e| e.context(format!("kernel {}", cfg.label())))?;
             self.map.insert(cfg.clone(), pipeline);
         }
         Ok(&self.map[cfg])
@@ -1071,6 +1089,9 @@ impl super::Probe for Matmul {
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         run(ctx, emit)
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        kernel_variants()
     }
 }
 

@@ -9,6 +9,7 @@ pub mod stream;
 pub mod transfer;
 
 use crate::figure::FigureKey;
+use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, Timer};
 use crate::reference::Dims;
 use crate::results::{ProbeResult, Status};
@@ -30,6 +31,9 @@ pub trait Probe: Sync {
     fn figures(&self) -> &'static [FigureKey];
     /// Runs the probe, emitting one validated result (or a failed one) per figure.
     fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult));
+    /// Every WGSL kernel variant the probe can build, as it builds them (validated by naga
+    /// in a unit test, without a device).
+    fn kernels(&self) -> Vec<KernelSource>;
 }
 
 /// A registered probe.
@@ -166,6 +170,72 @@ mod tests {
                 .collect();
             assert_eq!(by.len(), 1, "{k:?} produced by {by:?}");
         }
+    }
+
+    /// Parses, validates (with the pipeline's override values) and writes as SPIR-V what
+    /// Vulkan would be given; the error names the kernel.
+    fn compile(k: &KernelSource) -> Result<usize, String> {
+        use naga::valid::{Capabilities, ValidationFlags, Validator};
+        let fail = |what: &str, e: &dyn std::fmt::Debug| format!("{} ({what}): {e:?}", k.label);
+        let module = naga::front::wgsl::parse_str(&k.source)
+            .map_err(|e| format!("{}: {}", k.label, e.emit_to_string(&k.source)))?;
+        let mut v = Validator::new(ValidationFlags::all(), Capabilities::all());
+        let info = v.validate(&module).map_err(|e| fail("validation", &e))?;
+        let mut constants = naga::back::PipelineConstants::default();
+        for (name, value) in &k.constants {
+            let declared = module
+                .overrides
+                .iter()
+                .any(|(_, o)| o.name.as_deref() == Some(name));
+            if !declared {
+                return Err(format!(
+                    "{}: sets override {name}, which it does not declare",
+                    k.label
+                ));
+            }
+            constants.insert(name.to_string(), *value);
+        }
+        let stage = (naga::ShaderStage::Compute, k.entry);
+        let (module, info) = naga::back::pipeline_constants::process_overrides(
+            &module,
+            &info,
+            Some(stage),
+            &constants,
+        )
+        .map_err(|e| fail("override values", &e))?;
+        let options = naga::back::spv::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: k.entry.to_string(),
+        };
+        let words = naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&options))
+            .map_err(|e| fail("SPIR-V", &e))?;
+        Ok(words.len())
+    }
+
+    #[test]
+    fn every_kernel_variant_of_every_probe_compiles() {
+        let mut kernels: Vec<KernelSource> = REGISTRY.iter().flat_map(|p| p.kernels()).collect();
+        kernels.push(KernelSource::new(
+            "spin",
+            crate::gpu::inject::SPIN_WGSL,
+            "main",
+            &[],
+        ));
+        assert!(kernels.len() > 40, "only {} variants listed", kernels.len());
+        let errors: Vec<String> = kernels.iter().filter_map(|k| compile(k).err()).collect();
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+    }
+
+    #[test]
+    fn a_broken_variant_is_caught() {
+        let good = &matmul::Matmul.kernels()[0];
+        let mut bad = good.clone();
+        bad.source = bad.source.replacen("fn main", "fn main_renamed", 1);
+        assert!(compile(good).is_ok());
+        assert!(compile(&bad).is_err());
+        let mut unknown = good.clone();
+        unknown.constants.push(("NOT_DECLARED", 1.0));
+        assert!(compile(&unknown).unwrap_err().contains("NOT_DECLARED"));
     }
 
     #[test]

@@ -10,12 +10,15 @@ use super::Ctx;
 use super::measure::{self, Plan, TimingInfo};
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
+use crate::gpu::wgsl::{KernelSource, WgslSource};
 use crate::reference::{Dims, Rng};
 use crate::results::{ProbeResult, Status, Validation};
 use crate::stats::Summary;
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
+/// Rows per invocation the matmul kernels are tuned over.
+const TM_CHOICES: [u32; 3] = [4, 8, 16];
 const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
 const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
 const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
@@ -81,6 +84,64 @@ fn guard_buffer(gpu: &Gpu) -> Result<wgpu::Buffer> {
         "df64 guard",
         bytemuck::cast_slice(&[1.0f32, 4097.0, 0.0, 0.0]),
     )
+}
+
+fn ops_source() -> String {
+    WgslSource::new(OPS_WGSL).include(DF64_WGSL).build()
+}
+
+/// The df64 matmul: `TM` rows per invocation, the df64 library, the kernel.
+fn df64_matmul_source(tm: u32) -> String {
+    WgslSource::new(MATMUL_DF64_WGSL)
+        .const_u32("TM", tm)
+        .include(DF64_WGSL)
+        .build()
+}
+
+/// The single-plane matmul: f16 inputs with f32 sums, or f64 throughout.
+fn typed_matmul_source(kind: Kind, tm: u32) -> String {
+    let src = WgslSource::new(MATMUL_TYPED_WGSL);
+    let src = match kind {
+        Kind::F16 => src.enable("f16").alias("In", "f16").alias("Acc", "f32"),
+        _ => src.alias("In", "f64").alias("Acc", "f64"),
+    };
+    src.const_u32("TM", tm).build()
+}
+
+/// Every kernel this probe can build, with the override constants it sets.
+fn kernel_variants() -> Vec<KernelSource> {
+    let flag = |b: bool| f64::from(u8::from(b));
+    let mut out = Vec::new();
+    for (sum, prod) in [(false, false), (true, false), (false, true), (true, true)] {
+        out.push(KernelSource::new(
+            "df64 self-test",
+            WgslSource::new(SELFTEST_WGSL).include(DF64_WGSL).build(),
+            "main",
+            &[("BROKEN_SUM", flag(sum)), ("BROKEN_PROD", flag(prod))],
+        ));
+    }
+    out.push(KernelSource::new("df64 ops", ops_source(), "main", &[]));
+    for tm in TM_CHOICES {
+        for fma in [false, true] {
+            let constants = [("WG", f64::from(WG)), ("USE_FMA", flag(fma))];
+            out.push(KernelSource::new(
+                "matmul df64",
+                df64_matmul_source(tm),
+                "main",
+                &constants,
+            ));
+        }
+        for kind in [Kind::F16, Kind::F64] {
+            let src = typed_matmul_source(kind, tm);
+            out.push(KernelSource::new(
+                "matmul",
+                src,
+                "main",
+                &[("WG", f64::from(WG))],
+            ));
+        }
+    }
+    out
 }
 
 fn pipeline(
@@ -191,11 +252,10 @@ fn run_self_test_kernel(
     let outp = gpu.storage_buffer("selftest out", 14 * 16)?;
     gpu.poison(&outp, f32::NAN.to_bits());
     let guard = guard_buffer(gpu)?;
-    let src = format!("{DF64_WGSL}\n{SELFTEST_WGSL}");
     let p = pipeline(
         gpu,
         "df64 self-test",
-        src,
+        WgslSource::new(SELFTEST_WGSL).include(DF64_WGSL).build(),
         &[
             ("BROKEN_SUM", f64::from(u8::from(broken.unguarded_sum))),
             ("BROKEN_PROD", f64::from(u8::from(broken.plain_product))),
@@ -330,7 +390,7 @@ pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<Op
     ];
     let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64)?;
     let guard = guard_buffer(gpu)?;
-    let p = pipeline(gpu, "df64 ops", format!("{DF64_WGSL}\n{OPS_WGSL}"), &[])?;
+    let p = pipeline(gpu, "df64 ops", ops_source(), &[])?;
     let bg = bind(
         gpu,
         &p,
@@ -575,8 +635,8 @@ struct MatmulKernel {
 struct KernelCommon<'a> {
     gpu: &'a Gpu,
     p: Dims,
-    /// WGSL that declares the rows per invocation.
-    tm_src: String,
+    /// Rows per invocation.
+    tm: u32,
     dims: &'a wgpu::Buffer,
     guard: &'a wgpu::Buffer,
 }
@@ -591,7 +651,7 @@ fn build_kernel(gpu: &Gpu, v: Variant, p: Dims, a: &[f64], b: &[f64]) -> Result<
     let common = KernelCommon {
         gpu,
         p,
-        tm_src: format!("const TM: u32 = {}u;\n", v.tm),
+        tm: v.tm,
         dims: &dims,
         guard: &guard,
     };
@@ -631,7 +691,7 @@ fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Res
     let pipe = pipeline(
         gpu,
         "matmul df64",
-        format!("{}{DF64_WGSL}\n{MATMUL_DF64_WGSL}", c.tm_src),
+        df64_matmul_source(c.tm),
         &[
             ("WG", f64::from(WG)),
             ("USE_FMA", f64::from(u8::from(use_fma))),
@@ -661,7 +721,7 @@ fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Res
 
 /// The single-plane kernel: f16 inputs with an f32 output, or f64 throughout.
 fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Result<MatmulKernel> {
-    let (gpu, p, tm_src) = (c.gpu, c.p, &c.tm_src);
+    let (gpu, p) = (c.gpu, c.p);
     let exact_inputs;
     let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) = if kind == Kind::F16
     {
@@ -675,7 +735,7 @@ fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Resul
             bytemuck::cast_slice(&ah).to_vec(),
             bytemuck::cast_slice(&bh).to_vec(),
             4,
-            format!("enable f16;\nalias In = f16;\nalias Acc = f32;\n{tm_src}{MATMUL_TYPED_WGSL}"),
+            typed_matmul_source(Kind::F16, c.tm),
         )
     } else {
         exact_inputs = (a.to_vec(), b.to_vec());
@@ -683,7 +743,7 @@ fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Resul
             bytemuck::cast_slice(a).to_vec(),
             bytemuck::cast_slice(b).to_vec(),
             8,
-            format!("alias In = f64;\nalias Acc = f64;\n{tm_src}{MATMUL_TYPED_WGSL}"),
+            typed_matmul_source(Kind::F64, c.tm),
         )
     };
     let bufs = [
@@ -789,7 +849,7 @@ fn measure_size(
         abandon_above_s: None,
     };
     let mut best: Option<(f64, u32)> = None;
-    for tm in [4u32, 8, 16] {
+    for tm in TM_CHOICES {
         match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune) {
             Ok(r) => {
                 let valid = r.rel_error <= tol;
@@ -1004,6 +1064,9 @@ impl super::Probe for Double {
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         run(ctx, emit)
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        kernel_variants()
     }
 }
 

@@ -9,9 +9,11 @@ use super::Ctx;
 use super::measure::{self, TimingInfo};
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
+use crate::gpu::context::KernelSpec;
+use crate::gpu::wgsl::KernelSource;
 use crate::reference::{Rng, max_rel_error};
 use crate::results::{ProbeResult, Status, Validation};
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 const STREAM_WGSL: &str = include_str!("../../shaders/stream.wgsl");
 /// (workgroup size, elements per invocation) configurations the tuner tries per kernel. CPU
@@ -257,7 +259,7 @@ fn run_kernel(
         "workgroup_size": wg,
         "elements_per_invocation": per_thread,
         "label": format!("{wg} invocations x {per_thread} vec4"),
-        "trusted": ctx.trusted,
+        "runtime_checks": true,
     }));
     // Validate against the CPU.
     let (err, detail) = match kernel {
@@ -313,12 +315,6 @@ fn build_pipeline(
     kernel: Kernel,
     (wg, per_thread): (u32, u32),
 ) -> Result<(wgpu::ComputePipeline, wgpu::BindGroupLayout)> {
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("stream"),
-            source: wgpu::ShaderSource::Wgsl(STREAM_WGSL.into()),
-        });
     let constants = [("WG", f64::from(wg)), ("PER_THREAD", f64::from(per_thread))];
     // An explicit layout: not every entry point uses every binding, and a derived layout
     // would leave the unused ones out.
@@ -359,20 +355,14 @@ fn build_pipeline(
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-    let pipeline = gpu.compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(kernel.name()),
+    // Runtime checks stay on: the windows' element counts come from a uniform, and the
+    // kernels' guards against them are what keeps the last workgroup in range.
+    let pipeline = gpu.kernel(&KernelSpec {
+        entry: kernel.name(),
+        constants: &constants,
         layout: Some(&pipeline_layout),
-        module: &module,
-        entry_point: Some(kernel.name()),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
+        ..KernelSpec::new(kernel.name(), STREAM_WGSL)
     })?;
-    if let Some(e) = gpu.take_error() {
-        bail!("stream {} kernel failed to build: {e}", kernel.name());
-    }
     Ok((pipeline, layout))
 }
 
@@ -655,6 +645,21 @@ impl super::Probe for Stream {
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         run(ctx, emit)
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        let mut out = Vec::new();
+        for k in Kernel::ALL {
+            for (wg, per_thread) in CONFIGS {
+                let constants = [("WG", f64::from(wg)), ("PER_THREAD", f64::from(per_thread))];
+                out.push(KernelSource::new(
+                    k.name(),
+                    STREAM_WGSL,
+                    k.name(),
+                    &constants,
+                ));
+            }
+        }
+        out
     }
 }
 

@@ -7,6 +7,7 @@ use super::measure;
 use crate::figure::FigureKey;
 use crate::gpu::TimingMethod;
 use crate::gpu::context::map_read;
+use crate::gpu::wgsl::KernelSource;
 use crate::reference::Rng;
 use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
@@ -133,5 +134,8 @@ impl super::Probe for Transfer {
     }
     fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         run(ctx, emit)
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        Vec::new()
     }
 }
