@@ -497,6 +497,7 @@ impl<'a> AdapterRun<'a> {
             progress: &progress,
             faults: Default::default(),
             array_bytes: opts.array_mib.map(|m| m << 20),
+            reduced: Default::default(),
         };
         let mut save_err = None;
         let mut emit = |mut r: ProbeResult| {
@@ -505,6 +506,10 @@ impl<'a> AdapterRun<'a> {
                 return;
             }
             annotate(&mut r, &timer, gpu.info.software);
+            if ctx.reduced.take() && r.status == Status::Ok {
+                r = r.param("reduced_plan", true);
+                r.warnings.push(REDUCED_NOTE.into());
+            }
             results.probes.push(r);
             results.updated = now_rfc3339();
             if let Err(e) = results.save(path) {
@@ -693,6 +698,9 @@ fn annotate(r: &mut ProbeResult, timer: &Timer<'_>, software: bool) {
         ));
     }
 }
+
+/// What a figure measured by a quick run behind its budget says about itself.
+const REDUCED_NOTE: &str = "quick run behind its time budget: measured with the reduced plan (1 warm-up run, 5 samples) and no further autotuning";
 
 /// Device memory a probe may leave allocated without a warning (allocator block rounding).
 const MEMORY_SLACK: u64 = 1 << 20;

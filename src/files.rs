@@ -64,9 +64,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .with_context(|| format!("{}: not a file path", path.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // A temporary file is private (0600) by default; the file it becomes is an ordinary
+    // output, created with the usual mode less the umask, as `File::create` would.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("cannot write {}", path.display()))?;
     crate::interrupt::register_temp(tmp.path());
@@ -101,6 +106,19 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("r.json")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_gives_an_ordinary_file_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"x").unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        // Readable by others unless the umask says otherwise (0o022 or 0o002 usually).
+        assert!(mode & 0o044 == 0o044 || mode & 0o004 == 0, "mode {mode:o}");
+        assert_ne!(mode, 0o600, "left private like a temporary file");
     }
 
     #[test]

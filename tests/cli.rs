@@ -487,3 +487,56 @@ fn format_option_and_its_hidden_aliases() {
         "{help}"
     );
 }
+
+/// A quick run never drops a figure for time: over its budget it measures every figure with
+/// the reduced plan and says so on each one.
+#[test]
+fn a_quick_run_over_its_budget_still_measures_every_figure() {
+    if !have_adapter() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("q.json");
+    let o = gpuvalue(&[
+        "bench",
+        "--quick",
+        "-q",
+        "--time-budget",
+        "0.2",
+        "--array-mib",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let r = gpuvalue::results::ResultsFile::load(&out).unwrap();
+    let skipped: Vec<_> = r
+        .probes
+        .iter()
+        .filter(|p| p.status == gpuvalue::results::Status::Skipped)
+        .map(|p| (&p.name, &p.reason))
+        .collect();
+    assert!(skipped.is_empty(), "skipped in a quick run: {skipped:?}");
+    // Every figure of every probe is there (ok, or unsupported by the adapter).
+    for probe in gpuvalue::probes::REGISTRY {
+        for f in probe.figures() {
+            assert!(
+                r.probes.iter().any(|p| p.figure == Some(*f)),
+                "{f:?} missing"
+            );
+        }
+    }
+    let reduced: Vec<_> = r
+        .probes
+        .iter()
+        .filter(|p| p.params.get("reduced_plan").is_some())
+        .collect();
+    assert!(!reduced.is_empty(), "a 0.2 s budget reduced nothing");
+    for p in reduced {
+        assert!(
+            p.warnings.iter().any(|w| w.contains("reduced plan")),
+            "{}",
+            p.name
+        );
+    }
+}

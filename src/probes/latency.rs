@@ -67,7 +67,7 @@ fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
         "what",
         "encode + submit one 1-invocation dispatch + wait for completion",
     );
-    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
@@ -95,7 +95,7 @@ fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
         "what",
         "many 1-invocation dispatches in one compute pass, time per dispatch",
     );
-    let timing = measure::measure(&ctx.plan, &|| ctx.timer.method(), &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
         issued.set(issued.get() + u64::from(iters));
         ctx.timer.time_pass(&mut |pass| {
             pass.set_pipeline(&k.pipeline);

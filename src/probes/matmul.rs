@@ -870,10 +870,10 @@ pub fn autotune(
     for (i, cfg) in cands.iter().enumerate() {
         // A candidate whose warm-up run is 4x slower than the best so far is dropped.
         plan.abandon_above_s = best.as_ref().map(|(g, _)| 4.0 * flops / (g * 1e9));
-        // Always try at least one candidate; stop when the time budget is spent, the device
-        // stopped working, or the user interrupted.
+        // Try candidates until one is valid; then stop when the time budget is spent, the
+        // device stopped working, or the user interrupted.
         if i > 0
-            && (Instant::now() > deadline
+            && (best.is_some() && Instant::now() > deadline
                 || gpu.halted().is_some()
                 || crate::interrupt::requested())
         {
@@ -979,7 +979,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             if let Some((secs, n)) = last_run_s {
                 let scale = (d.m * d.n * d.k) as f64 / (n as f64).powi(3);
                 let projected = secs * scale * (ctx.plan.samples as f64 + 6.0);
+                // A quick run measures every default size, with less when it is behind.
                 if si > 0
+                    && !ctx.quick
                     && Instant::now() + std::time::Duration::from_secs_f64(projected) > ctx.deadline
                 {
                     res = res.with_status(
@@ -994,6 +996,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         (ctx.progress)(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
         // Tune every candidate at the first size; later sizes re-try the best three that came
         // within half of the best.
+        // A quick run behind its budget tries candidates only until one is valid.
         let tune_until = Instant::now()
             + (ctx.deadline.saturating_duration_since(Instant::now()) / 3).min(
                 std::time::Duration::from_secs(if ctx.quick { 15 } else { 60 }),
@@ -1023,7 +1026,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             continue;
         };
         (ctx.progress)(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
-        match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan, ctx.faults) {
+        match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan(), ctx.faults) {
             Ok(run) => {
                 last_run_s = Some((run.timing.time_per_iter_s.median, d.m * d.n * d.k));
                 emit(finish(res, run));

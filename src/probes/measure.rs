@@ -31,6 +31,19 @@ impl Plan {
         }
     }
 
+    /// The least a figure is measured with: what a quick run falls back to when it is
+    /// behind its time budget (one uncounted warm-up run, five samples of at least 2 ms).
+    pub fn reduced() -> Plan {
+        Plan {
+            warmup: Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: Duration::from_millis(2),
+            samples: 5,
+            max_iters: 1 << 12,
+            abandon_above_s: None,
+        }
+    }
+
     pub fn quick() -> Plan {
         Plan {
             warmup: Duration::from_millis(100),

@@ -122,15 +122,41 @@ pub struct Ctx<'a> {
     pub faults: matmul::Faults,
     /// Array size for the stream and transfer probes (else chosen from the cache size).
     pub array_bytes: Option<u64>,
+    /// Set when a measurement used the reduced plan (a quick run behind its budget); the
+    /// bench takes it with the next result and records it there.
+    pub reduced: std::cell::Cell<bool>,
 }
 
 impl Ctx<'_> {
-    /// True when the probe should start no more work: its time is spent, the device stopped
-    /// working (lost, or a watchdog fired), or the user interrupted the run.
+    /// True when the probe should start no more work: the device stopped working (lost, or
+    /// a watchdog fired), the user interrupted the run, or (full runs only) its time is
+    /// spent. A quick run never drops a figure for time: it measures it with less (`plan`).
     pub fn halted(&self) -> bool {
-        Instant::now() > self.deadline
+        (!self.quick && self.behind())
             || self.gpu.halted().is_some()
             || crate::interrupt::requested()
+    }
+
+    /// True once the probe's share of the time budget is spent.
+    pub fn behind(&self) -> bool {
+        Instant::now() > self.deadline
+    }
+
+    /// True when a quick run is behind its budget: probes then skip autotuning and measure
+    /// with the reduced plan.
+    pub fn shrink(&self) -> bool {
+        self.quick && self.behind()
+    }
+
+    /// The plan for the next measurement: the run's own, or the reduced plan when a quick
+    /// run is behind its budget (noted, for the result that follows).
+    pub fn plan(&self) -> Plan {
+        if self.shrink() {
+            self.reduced.set(true);
+            Plan::reduced()
+        } else {
+            self.plan.clone()
+        }
     }
 
     /// Why `halted` is true, for the results of the work not started.

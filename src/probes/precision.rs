@@ -850,6 +850,10 @@ fn measure_size(
     };
     let mut best: Option<(f64, u32)> = None;
     for tm in TM_CHOICES {
+        // A quick run behind its budget stops tuning at the first valid kernel.
+        if best.is_some() && ctx.shrink() {
+            break;
+        }
         match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune) {
             Ok(r) => {
                 let valid = r.rel_error <= tol;
@@ -875,7 +879,7 @@ fn measure_size(
         Variant { kind, tm, use_fma },
         d,
         Inputs::Random,
-        &ctx.plan,
+        &ctx.plan(),
     );
     // Adversarial exponents (2^-24..2^24) are outside f16's range: f16 gets random inputs twice.
     let adv_inputs = if kind == Kind::F16 {

@@ -560,28 +560,45 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         max_iters: 64,
         abandon_above_s: None,
     };
+    // The configuration chosen for the kernels so far: a quick run behind its budget
+    // measures the next kernels with it instead of tuning again.
+    let chosen = std::cell::Cell::new(None);
     for k in Kernel::ALL {
         let what = format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20);
         super::step(ctx, emit, k.figure(), &what, || {
-            tune_and_measure(ctx, k, elems, bytes, &why, &tune_plan)
+            let configs: &[(u32, u32)] = match chosen.get() {
+                Some(c) if ctx.shrink() => &[c],
+                _ if ctx.shrink() => &CONFIGS[..1],
+                _ => &CONFIGS,
+            };
+            let (r, cfg) = tune_and_measure(ctx, k, elems, bytes, &why, (configs, &tune_plan))?;
+            chosen.set(chosen.get().or(cfg));
+            Ok(r)
         });
     }
 }
 
 /// One kernel: short trials of each configuration on shared arrays, then the fastest valid
-/// one measured in full on fresh data.
+/// one measured in full on fresh data. Gives the result and the configuration measured.
 fn tune_and_measure(
     ctx: &Ctx<'_>,
     k: Kernel,
     elems: u64,
     bytes: u64,
     why: &str,
-    tune_plan: &measure::Plan,
-) -> Result<ProbeResult> {
+    (configs, tune_plan): (&[(u32, u32)], &measure::Plan),
+) -> Result<(ProbeResult, Option<(u32, u32)>)> {
     let mut trials = Vec::new();
     let mut best: Option<(f64, (u32, u32))> = None;
     let arrays = Arrays::new(ctx.gpu, elems)?;
-    for cfg in CONFIGS {
+    // One configuration: nothing to choose, measure it.
+    let configs = if let [only] = configs {
+        best = Some((0.0, *only));
+        &[][..]
+    } else {
+        configs
+    };
+    for &cfg in configs {
         let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan);
         let (gbps, valid, note) = match &r {
             Ok(r) => (
@@ -606,7 +623,7 @@ fn tune_and_measure(
     let Some((_, cfg)) = best else {
         let mut r = ProbeResult::of(k.figure());
         r.autotune = trials;
-        return Ok(r.no_valid_configuration());
+        return Ok((r.no_valid_configuration(), None));
     };
     (ctx.progress)(&format!(
         "stream {} ({} MiB arrays): measuring",
@@ -616,9 +633,9 @@ fn tune_and_measure(
     // Fresh data for the measured run.
     drop(arrays);
     let arrays = Arrays::new(ctx.gpu, elems)?;
-    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan)?;
+    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan())?;
     r.autotune = trials;
-    Ok(r)
+    Ok((r, Some(cfg)))
 }
 
 /// The stream probe, as registered in `probes::REGISTRY`.

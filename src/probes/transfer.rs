@@ -50,7 +50,7 @@ fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
         .param("path", "Queue::write_buffer + submit + wait");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
     let buf = gpu.storage_buffer("h2d", bytes)?;
-    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             gpu.queue.write_buffer(&buf, 0, bytemuck::cast_slice(&data));
@@ -87,7 +87,7 @@ fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
         mapped_at_creation: false,
     })?;
     let mut last = Vec::new();
-    let timing = measure::measure(&ctx.plan, &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             let mut enc = gpu.device.create_command_encoder(&Default::default());

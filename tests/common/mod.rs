@@ -75,6 +75,7 @@ pub fn run_probe(
         progress: &|_| {},
         faults,
         array_bytes: Some(2 << 20),
+        reduced: Default::default(),
     };
     let mut out = Vec::new();
     let probe = probes::find(probe).expect("a registered probe");
