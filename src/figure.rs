@@ -17,6 +17,8 @@ pub enum FigureKey {
     MatmulF64,
     /// Emulated double-float (df64) matrix multiply, GFLOPS.
     MatmulDf64,
+    /// Int8 matrix multiply with 32-bit sums (packed dot products), GOPS.
+    MatmulInt8,
     /// The faster double path at the largest common size (a summary, not a measurement).
     DoubleBest,
     StreamCopy,
@@ -47,8 +49,9 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 14] = [
+    pub const ALL: [FigureKey; 15] = [
         FigureKey::MatmulF32,
+        FigureKey::MatmulInt8,
         FigureKey::MatmulF16,
         FigureKey::MatmulF64,
         FigureKey::MatmulDf64,
@@ -71,6 +74,7 @@ impl FigureKey {
             MatmulF16 => ("matmul_f16", "GFLOPS", true, "matmul_f16"),
             MatmulF64 => ("matmul_f64", "GFLOPS", true, "matmul_f64"),
             MatmulDf64 => ("matmul_df64", "GFLOPS", true, "matmul_df64"),
+            MatmulInt8 => ("matmul_int8", "GOPS", true, "matmul_int8"),
             DoubleBest => (
                 "double_precision",
                 "GFLOPS",
@@ -103,6 +107,7 @@ impl FigureKey {
                 | FigureKey::MatmulF16
                 | FigureKey::MatmulF64
                 | FigureKey::MatmulDf64
+                | FigureKey::MatmulInt8
         )
     }
 

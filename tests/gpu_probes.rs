@@ -183,6 +183,21 @@ fn transfer_and_latency_are_valid() {
 }
 
 #[test]
+fn int8_matmul_is_exact_at_odd_sizes() {
+    let Some(gpu) = common::gpu() else { return };
+    let sizes = vec![Dims { m: 70, n: 9, k: 13 }, Dims { m: 257, n: 64, k: 100 }];
+    let r = run_probe(&gpu, "int8", Some(sizes), Faults::default());
+    assert_eq!(r.len(), 2);
+    assert_all_ok(&r);
+    for p in &r {
+        assert_eq!(p.unit, "GOPS");
+        let v = p.validation.as_ref().unwrap();
+        assert_eq!((v.metric.as_str(), v.error), ("exact", 0.0), "{}", p.name);
+        assert!(p.value.as_ref().unwrap().median > 0.0);
+    }
+}
+
+#[test]
 fn adapter_choice_by_index_and_name() {
     let Some(gpu) = common::gpu() else { return };
     use gpuvalue::gpu::{AdapterChoice, adapter};

@@ -1,6 +1,7 @@
 //! The probes: one file each. A probe takes a context (device, timer, plan, budget) and emits
 //! one `ProbeResult` per figure; the driver saves the results file after each one.
 
+pub mod int8;
 pub mod latency;
 pub mod matmul;
 pub mod measure;
@@ -52,6 +53,7 @@ pub static REGISTRY: &[ProbeRef] = &[
     &stream::Stream,
     &transfer::Transfer,
     &latency::Latency,
+    &int8::Int8,
 ];
 
 /// The registered probe called `name` (any case).

@@ -1,0 +1,248 @@
+//! Int8 matrix multiply through WGSL's packed dot product (`dot4I8Packed`): the figure
+//! int8 inference runs on where there is no matrix engine. Inputs are random signed bytes,
+//! the output 32-bit sums, checked exactly against the CPU on sampled rows.
+
+use super::{Ctx, measure};
+use crate::figure::FigureKey;
+use crate::gpu::Gpu;
+use crate::gpu::context::{KernelSpec, RuntimeChecks};
+use crate::gpu::wgsl::{KernelSource, WgslSource};
+use crate::reference::{Dims, Rng, rows_to_check};
+use crate::results::{ProbeResult, Validation};
+use anyhow::{Result, bail};
+
+const INT8_WGSL: &str = include_str!("../../shaders/matmul_int8.wgsl");
+/// Rows per invocation, invocations per workgroup, columns per invocation.
+const TM: u32 = 4;
+const WG: u32 = 64;
+const TN: usize = 4;
+/// Multiply-adds the exact CPU check may spend.
+const CHECK_BUDGET: usize = 1 << 27;
+
+fn source() -> String {
+    WgslSource::new(INT8_WGSL).const_u32("TM", TM).build()
+}
+
+/// Packs signed bytes four to a word along K (byte i of a word is element 4w + i).
+fn pack(rows: &[i8], k: usize) -> Vec<u32> {
+    rows.chunks(k)
+        .flat_map(|row| {
+            row.chunks(4).map(|q| {
+                q.iter()
+                    .enumerate()
+                    .fold(0u32, |w, (i, &b)| w | (u32::from(b as u8) << (8 * i)))
+            })
+        })
+        .collect()
+}
+
+/// The matrices as the kernel sees them: padded, A row-major and B transposed.
+struct Inputs {
+    padded: Dims,
+    a: Vec<i8>,
+    bt: Vec<i8>,
+}
+
+impl Inputs {
+    fn random(d: Dims) -> Inputs {
+        let rows = (TM * WG) as usize;
+        let padded = Dims {
+            m: d.m.next_multiple_of(rows),
+            n: d.n.next_multiple_of(TN),
+            k: d.k.next_multiple_of(4),
+        };
+        let mut rng = Rng::fresh();
+        // Zero padding contributes nothing to the sums.
+        let mut fill = |r: usize, c: usize, live_r: usize, live_c: usize| -> Vec<i8> {
+            (0..r * c)
+                .map(|i| {
+                    let live = i / c < live_r && i % c < live_c;
+                    if live {
+                        (rng.next_u64() >> 56) as u8 as i8
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        };
+        let a = fill(padded.m, padded.k, d.m, d.k);
+        let bt = fill(padded.n, padded.k, d.n, d.k);
+        Inputs { padded, a, bt }
+    }
+
+    /// The exact sum for C[r][c].
+    fn expected(&self, r: usize, c: usize) -> i32 {
+        let k = self.padded.k;
+        let (ar, br) = (&self.a[r * k..(r + 1) * k], &self.bt[c * k..(c + 1) * k]);
+        ar.iter()
+            .zip(br)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum()
+    }
+}
+
+/// Refuses a size whose buffers the adapter cannot bind (checked arithmetic throughout).
+fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
+    let words = |r: usize, c: usize| r.checked_mul(c).and_then(|x| x.checked_mul(4));
+    let biggest = [words(p.m, p.k / 4), words(p.n, p.k / 4), words(p.m, p.n)]
+        .into_iter()
+        .try_fold(0usize, |m, x| x.map(|x| m.max(x)));
+    let limit = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
+    match biggest {
+        Some(b) if (b as u64) <= limit => Ok(()),
+        _ => bail!(
+            "a {}x{}x{} int8 matmul needs buffers beyond the adapter's binding limit ({} MiB)",
+            p.m,
+            p.n,
+            p.k,
+            limit >> 20
+        ),
+    }
+}
+
+/// Measures one size: fresh random inputs, a poisoned output, timed batches, then the
+/// exact check of sampled rows.
+fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let inp = Inputs::random(d);
+    let p = inp.padded;
+    check_fits(gpu, p)?;
+    let a = gpu.upload("int8 a", &pack(&inp.a, p.k))?;
+    let bt = gpu.upload("int8 bt", &pack(&inp.bt, p.k))?;
+    let c = gpu.storage_buffer("int8 c", (p.m * p.n * 4) as u64)?;
+    gpu.poison(&c, 0x7fff_fff7);
+    let dims = [p.m as u32, p.n as u32, (p.k / 4) as u32, 0];
+    let dims = gpu.uniform_buffer("int8 dims", bytemuck::cast_slice(&dims))?;
+    let src = source();
+    let constants = [("WG", f64::from(WG))];
+    let pipeline = gpu.kernel(&KernelSpec {
+        constants: &constants,
+        // Every index is in range for the padded sizes the dispatch covers; the k loop runs
+        // to a uniform the host sets to the padded K / 4.
+        checks: RuntimeChecks::unless(ctx.trusted),
+        ..KernelSpec::new("matmul int8", &src)
+    })?;
+    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("matmul int8"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[(0, &a), (1, &bt), (2, &c), (3, &dims)].map(|(binding, b)| {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: b.as_entire_binding(),
+            }
+        }),
+    });
+    let groups = ((p.m as u32) / (TM * WG), (p.n / TN) as u32);
+    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        })
+    })?;
+    let got: Vec<i32> = gpu.read(&c, p.m * p.n)?;
+    let rows = rows_to_check(d, CHECK_BUDGET);
+    let wrong = rows
+        .iter()
+        .flat_map(|&r| (0..d.n).map(move |col| (r, col)))
+        .filter(|&(r, col)| got[r * p.n + col] != inp.expected(r, col))
+        .count();
+    let checked = rows.len() * d.n;
+    let ops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let value = timing.time_per_iter_s.map(|t| ops / t * 1e-9, true);
+    let res = ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k)
+        .param("rows_per_invocation", TM)
+        .param("runtime_checks", !ctx.trusted);
+    let validation = Validation {
+        metric: "exact".into(),
+        error: wrong as f64 / checked.max(1) as f64,
+        tolerance: 0.0,
+        passed: wrong == 0,
+        detail: Some(format!(
+            "{} of {} rows checked exactly, {wrong} of {checked} sums wrong",
+            rows.len(),
+            d.m
+        )),
+    };
+    let mut res = res;
+    res.timing = Some(timing);
+    Ok(res.validated(validation, value, |v| {
+        format!(
+            "validation failed: {:.3}% of the checked sums differ from the CPU's",
+            100.0 * v.error
+        )
+    }))
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
+        let v: &[usize] = if ctx.quick {
+            &[512]
+        } else {
+            &[512, 1024, 2048]
+        };
+        v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
+    });
+    for d in sizes {
+        let what = format!("matmul int8 {}x{}x{}", d.m, d.n, d.k);
+        super::step(ctx, emit, FigureKey::MatmulInt8, &what, || {
+            measure_size(ctx, d)
+        });
+    }
+}
+
+/// The int8 probe, as registered in `probes::REGISTRY`.
+pub struct Int8;
+
+impl super::Probe for Int8 {
+    fn name(&self) -> &'static str {
+        "int8"
+    }
+    fn about(&self) -> &'static str {
+        "Int8 matrix multiply with 32-bit sums through the packed dot product dot4I8Packed (GOPS)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.05
+    }
+    fn figures(&self) -> &'static [FigureKey] {
+        &[FigureKey::MatmulInt8]
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        vec![KernelSource::new(
+            "matmul int8",
+            source(),
+            "main",
+            &[("WG", f64::from(WG))],
+        )]
+    }
+    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_pack_four_to_a_word_in_order() {
+        let w = pack(&[1, -1, 2, -128, 5, 0, 0, 0], 8);
+        assert_eq!(w, vec![0x80_02_ff_01, 5]);
+    }
+
+    #[test]
+    fn padding_adds_nothing_to_the_sums() {
+        let inp = Inputs::random(Dims { m: 3, n: 5, k: 7 });
+        assert_eq!(inp.padded.k, 8);
+        assert!(inp.a.chunks(8).all(|r| r[7] == 0));
+        let by_hand: i32 = (0..7)
+            .map(|i| i32::from(inp.a[8 + i]) * i32::from(inp.bt[2 * 8 + i]))
+            .sum();
+        assert_eq!(inp.expected(1, 2), by_hand);
+    }
+}
