@@ -19,6 +19,8 @@ pub enum FigureKey {
     MatmulDf64,
     /// Int8 matrix multiply with 32-bit sums (packed dot products), GOPS.
     MatmulInt8,
+    /// FP16 matrix multiply with f32 sums on the matrix engines (cooperative matrices).
+    MatmulCoop,
     /// The faster double path at the largest common size (a summary, not a measurement).
     DoubleBest,
     StreamCopy,
@@ -49,9 +51,10 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 15] = [
+    pub const ALL: [FigureKey; 16] = [
         FigureKey::MatmulF32,
         FigureKey::MatmulInt8,
+        FigureKey::MatmulCoop,
         FigureKey::MatmulF16,
         FigureKey::MatmulF64,
         FigureKey::MatmulDf64,
@@ -75,6 +78,7 @@ impl FigureKey {
             MatmulF64 => ("matmul_f64", "GFLOPS", true, "matmul_f64"),
             MatmulDf64 => ("matmul_df64", "GFLOPS", true, "matmul_df64"),
             MatmulInt8 => ("matmul_int8", "GOPS", true, "matmul_int8"),
+            MatmulCoop => ("matmul_coop", "GFLOPS", true, "matmul_coop"),
             DoubleBest => (
                 "double_precision",
                 "GFLOPS",
@@ -108,6 +112,7 @@ impl FigureKey {
                 | FigureKey::MatmulF64
                 | FigureKey::MatmulDf64
                 | FigureKey::MatmulInt8
+                | FigureKey::MatmulCoop
         )
     }
 
@@ -117,7 +122,7 @@ impl FigureKey {
         match self {
             FigureKey::MatmulF32 => Some((4.0, 4.0)),
             FigureKey::MatmulF64 | FigureKey::MatmulDf64 => Some((8.0, 8.0)),
-            FigureKey::MatmulF16 => Some((2.0, 4.0)),
+            FigureKey::MatmulF16 | FigureKey::MatmulCoop => Some((2.0, 4.0)),
             _ => None,
         }
     }

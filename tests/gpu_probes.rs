@@ -185,7 +185,14 @@ fn transfer_and_latency_are_valid() {
 #[test]
 fn int8_matmul_is_exact_at_odd_sizes() {
     let Some(gpu) = common::gpu() else { return };
-    let sizes = vec![Dims { m: 70, n: 9, k: 13 }, Dims { m: 257, n: 64, k: 100 }];
+    let sizes = vec![
+        Dims { m: 70, n: 9, k: 13 },
+        Dims {
+            m: 257,
+            n: 64,
+            k: 100,
+        },
+    ];
     let r = run_probe(&gpu, "int8", Some(sizes), Faults::default());
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);

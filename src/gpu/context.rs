@@ -138,17 +138,39 @@ impl Gpu {
         let wanted = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::SHADER_F64
             | wgpu::Features::SHADER_F16
-            | wgpu::Features::SUBGROUP;
-        let features = adapter.features() & wanted;
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("gpuvalue"),
-            required_features: features,
-            required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::default(),
-            memory_hints: wgpu::MemoryHints::Performance,
-            trace: wgpu::Trace::Off,
-        }))
-        .with_context(|| format!("could not open a device on adapter {info}"))?;
+            | wgpu::Features::SUBGROUP
+            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        let mut features = adapter.features() & wanted;
+        let request = |features: wgpu::Features| {
+            let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("gpuvalue"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features: if coop {
+                    // SAFETY: wgpu marks cooperative matrices experimental (their validation
+                    // is incomplete). They are asked for only where the adapter offers them,
+                    // and only the matmul_coop probe uses them, on shapes the adapter lists;
+                    // its output is checked against the CPU like every figure.
+                    unsafe { wgpu::ExperimentalFeatures::enabled() }
+                } else {
+                    wgpu::ExperimentalFeatures::default()
+                },
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            }))
+        };
+        let opened = match request(features) {
+            // A driver that offers the experimental feature but refuses the device with it:
+            // open without (the coop probe then says it is unsupported).
+            Err(_) if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
+                features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+                request(features)
+            }
+            r => r,
+        };
+        let (device, queue) =
+            opened.with_context(|| format!("could not open a device on adapter {info}"))?;
         let error_flag = Arc::new(AtomicBool::new(false));
         let last_error = Arc::new(Mutex::new(None));
         {

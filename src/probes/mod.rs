@@ -1,6 +1,7 @@
 //! The probes: one file each. A probe takes a context (device, timer, plan, budget) and emits
 //! one `ProbeResult` per figure; the driver saves the results file after each one.
 
+pub mod coop;
 pub mod int8;
 pub mod latency;
 pub mod matmul;
@@ -54,6 +55,7 @@ pub static REGISTRY: &[ProbeRef] = &[
     &transfer::Transfer,
     &latency::Latency,
     &int8::Int8,
+    &coop::Coop,
 ];
 
 /// The registered probe called `name` (any case).
@@ -201,7 +203,8 @@ mod tests {
     }
 
     /// Parses, validates (with the pipeline's override values) and writes as SPIR-V what
-    /// Vulkan would be given; the error names the kernel.
+    /// Vulkan would be given, and as MSL what Metal would (kernels without f64); the error
+    /// names the kernel.
     fn compile(k: &KernelSource) -> Result<usize, String> {
         use naga::valid::{Capabilities, ValidationFlags, Validator};
         let fail = |what: &str, e: &dyn std::fmt::Debug| format!("{} ({what}): {e:?}", k.label);
@@ -237,6 +240,19 @@ mod tests {
         };
         let words = naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&options))
             .map_err(|e| fail("SPIR-V", &e))?;
+        // Metal has no f64: those kernels are for Vulkan and DX12 only.
+        if !k.source.contains("f64") {
+            let options = naga::back::msl::Options {
+                lang_version: (2, 3),
+                ..Default::default()
+            };
+            let pipeline = naga::back::msl::PipelineOptions {
+                entry_point: Some((naga::ShaderStage::Compute, k.entry.to_string())),
+                ..Default::default()
+            };
+            naga::back::msl::write_string(&module, &info, &options, &pipeline)
+                .map_err(|e| fail("MSL", &e))?;
+        }
         Ok(words.len())
     }
 

@@ -1,0 +1,217 @@
+//! FP16 matrix multiply with f32 accumulation on the matrix engines (tensor cores, AMD
+//! matrix cores) through wgpu's cooperative matrices
+//! (`Features::EXPERIMENTAL_COOPERATIVE_MATRIX`): the figure mixed-precision training runs
+//! on. Where the adapter offers no 16x16x16 f16 -> f32 shape (lavapipe has none; Vulkan
+//! needs VK_KHR_cooperative_matrix) the result is `unsupported`, with the reason.
+
+use super::{Ctx, measure};
+use crate::figure::FigureKey;
+use crate::gpu::Gpu;
+use crate::gpu::context::{KernelSpec, RuntimeChecks};
+use crate::gpu::wgsl::KernelSource;
+use crate::reference::{Dims, Rng, rows_to_check};
+use crate::results::{ProbeResult, Status, Validation};
+use anyhow::Result;
+use half::f16;
+use wgpu::CooperativeScalarType as S;
+
+const COOP_WGSL: &str = include_str!("../../shaders/matmul_coop.wgsl");
+/// The block of C one workgroup computes, and the K step.
+const BLOCK: usize = 32;
+const KSTEP: usize = 16;
+/// Relative Frobenius error allowed: the inputs are f16 (checked against the f16-rounded
+/// values), sums in f32.
+const TOLERANCE: f64 = 1e-4;
+
+/// Why this adapter cannot run the kernel, if it cannot.
+fn unsupported(gpu: &Gpu) -> Option<String> {
+    if !gpu.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        return Some(
+            "the adapter offers no cooperative matrices (wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX; \
+             on Vulkan it needs VK_KHR_cooperative_matrix)"
+                .into(),
+        );
+    }
+    if !gpu.has(wgpu::Features::SHADER_F16) {
+        return Some("the adapter has no SHADER_F16".into());
+    }
+    let props = gpu.adapter.cooperative_matrix_properties();
+    let found = props.iter().any(|p| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16) && p.ab_type == S::F16 && p.cr_type == S::F32
+    });
+    (!found).then(|| {
+        let shapes: Vec<String> = props
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}x{}x{} {:?}->{:?}",
+                    p.m_size, p.n_size, p.k_size, p.ab_type, p.cr_type
+                )
+            })
+            .collect();
+        format!(
+            "no 16x16x16 f16->f32 cooperative-matrix shape among the adapter's: [{}]",
+            shapes.join(", ")
+        )
+    })
+}
+
+/// Subgroup size: one workgroup is one subgroup.
+fn subgroup(gpu: &Gpu) -> u32 {
+    let f = &gpu.info.features;
+    if f.subgroup {
+        f.subgroup_min_size.max(1)
+    } else {
+        32
+    }
+}
+
+fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let p = Dims {
+        m: d.m.next_multiple_of(BLOCK),
+        n: d.n.next_multiple_of(BLOCK),
+        k: d.k.next_multiple_of(KSTEP),
+    };
+    super::matmul::check_fits(gpu, p)?;
+    let mut rng = Rng::fresh();
+    let mut fill = |r: usize, c: usize, live_r: usize, live_c: usize| -> Vec<f16> {
+        (0..r * c)
+            .map(|i| {
+                let live = i / c < live_r && i % c < live_c;
+                f16::from_f64(if live { rng.signed_unit() } else { 0.0 })
+            })
+            .collect()
+    };
+    let (a, b) = (fill(p.m, p.k, d.m, d.k), fill(p.k, p.n, d.k, d.n));
+    let a_buf = gpu.upload("coop a", &a)?;
+    let b_buf = gpu.upload("coop b", &b)?;
+    let c_buf = gpu.storage_buffer("coop c", (p.m * p.n * 4) as u64)?;
+    gpu.poison(&c_buf, f32::NAN.to_bits());
+    let dims = [p.m as u32, p.n as u32, p.k as u32, 0];
+    let dims = gpu.uniform_buffer("coop dims", bytemuck::cast_slice(&dims))?;
+    let zeros = gpu.upload("coop zeros", &[0f32; 256])?;
+    let constants = [("SG", f64::from(subgroup(gpu)))];
+    let pipeline = gpu.kernel(&KernelSpec {
+        constants: &constants,
+        // Checked: cooperative loads and stores are bounds-checked per tile by wgpu.
+        checks: RuntimeChecks::On,
+        ..KernelSpec::new("matmul coop", COOP_WGSL)
+    })?;
+    let entries = [
+        (0, &a_buf),
+        (1, &b_buf),
+        (2, &c_buf),
+        (3, &dims),
+        (4, &zeros),
+    ];
+    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("matmul coop"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries.map(|(binding, b)| wgpu::BindGroupEntry {
+            binding,
+            resource: b.as_entire_binding(),
+        }),
+    });
+    let groups = ((p.n / BLOCK) as u32, (p.m / BLOCK) as u32);
+    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        })
+    })?;
+    let got: Vec<f32> = gpu.read(&c_buf, p.m * p.n)?;
+    let (err, rows) = check(&a, &b, &got, d, p);
+    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+    let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let mut res = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k)
+        .param("tile", "16x16x16 f16 -> f32, 2x2 tiles per subgroup")
+        .param("subgroup", subgroup(gpu));
+    res.timing = Some(timing);
+    let validation = Validation {
+        metric: "relative_frobenius".into(),
+        error: err,
+        tolerance: TOLERANCE,
+        passed: err <= TOLERANCE,
+        detail: Some(format!(
+            "{rows} of {} rows checked against f64 sums of the f16 inputs",
+            d.m
+        )),
+    };
+    Ok(res.validated(validation, value, super::matmul::tolerance_exceeded))
+}
+
+/// Relative Frobenius error of sampled rows of C against f64 sums of the f16 inputs (a
+/// non-finite element counts as an infinite error), and the number of rows checked.
+fn check(a: &[f16], b: &[f16], got: &[f32], d: Dims, p: Dims) -> (f64, usize) {
+    let rows = rows_to_check(d, 1 << 26);
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for &r in &rows {
+        for col in 0..d.n {
+            let want: f64 = (0..d.k)
+                .map(|k| a[r * p.k + k].to_f64() * b[k * p.n + col].to_f64())
+                .sum();
+            let g = f64::from(got[r * p.n + col]);
+            if !g.is_finite() {
+                return (f64::INFINITY, rows.len());
+            }
+            num += (g - want).powi(2);
+            den += want * want;
+        }
+    }
+    ((num / den.max(f64::MIN_POSITIVE)).sqrt(), rows.len())
+}
+
+pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+    let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
+        let v: &[usize] = if ctx.quick {
+            &[1024]
+        } else {
+            &[1024, 2048, 4096, 8192]
+        };
+        v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
+    });
+    if let Some(why) = unsupported(ctx.gpu) {
+        // One line says it: the sizes are not worth a row each.
+        let d = sizes[0];
+        let r = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k);
+        emit(r.with_status(Status::Unsupported, why));
+        return;
+    }
+    for d in sizes {
+        let what = format!("matmul coop {}x{}x{}", d.m, d.n, d.k);
+        super::step(ctx, emit, FigureKey::MatmulCoop, &what, || {
+            measure_size(ctx, d)
+        });
+    }
+}
+
+/// The cooperative-matrix probe, as registered in `probes::REGISTRY`.
+pub struct Coop;
+
+impl super::Probe for Coop {
+    fn name(&self) -> &'static str {
+        "coop"
+    }
+    fn about(&self) -> &'static str {
+        "FP16 matmul with f32 sums on the matrix engines, through cooperative matrices (GFLOPS)."
+    }
+    fn budget_share(&self) -> f64 {
+        0.1
+    }
+    fn figures(&self) -> &'static [FigureKey] {
+        &[FigureKey::MatmulCoop]
+    }
+    fn kernels(&self) -> Vec<KernelSource> {
+        [16.0, 32.0, 64.0]
+            .iter()
+            .map(|&sg| KernelSource::new("matmul coop", COOP_WGSL, "main", &[("SG", sg)]))
+            .collect()
+    }
+    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        run(ctx, emit)
+    }
+}
