@@ -62,7 +62,8 @@ fn catalog_dates_and_rates(catalog: &Catalog) -> (String, String) {
     (dates.join(", "), rates.join("; "))
 }
 
-/// Writes `report.html` and `report.md` into the directory `out` (created if missing), each
+/// Writes `report.html` and `report.md` into the directory `out` (created if missing, in an
+/// existing parent), each
 /// atomically (a temporary file beside it, renamed over it): nothing else in `out` is
 /// touched, and a failure leaves the previous report files whole. Errors name the path.
 pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
@@ -78,8 +79,22 @@ pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
         }
         _ => {}
     }
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
+    if !out.is_dir() {
+        // Only the directory itself: a mistyped parent path is not created.
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            bail!(
+                "--out {}: the parent directory {} does not exist",
+                out.display(),
+                parent.display()
+            );
+        }
+        std::fs::create_dir(out)
+            .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
+    }
     if !out.is_dir() {
         bail!("--out {}: not a directory", out.display());
     }
