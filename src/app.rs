@@ -5,6 +5,7 @@ use crate::catalog::{Catalog, PricingModel, Severity};
 use crate::cli::{self, Command, Format};
 use crate::gpu::adapter;
 use crate::rank::{self, Filters, RankOptions};
+use crate::report::fmt::term_text;
 use crate::results::ResultsFile;
 use crate::scenario::ScenarioFile;
 use crate::{bench, report};
@@ -62,9 +63,9 @@ fn print_devices(
 ) -> Result<()> {
     match f {
         Format::Table => {
-            println!("{}", report::table::devices(shown));
+            println!("{}", term_text(&report::table::devices(shown)));
             if let Some(best) = default {
-                println!("default adapter: {best}");
+                println!("{}", term_text(&format!("default adapter: {best}")));
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(shown)?),
@@ -77,21 +78,55 @@ fn print_devices(
 
 fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
     crate::interrupt::install();
-    let outcomes = bench::run(&a.options(std::env::args().collect()))?;
+    let opts = a.options(std::env::args().collect());
+    let outcomes = without_new_empty_dir(opts.out.as_deref(), || bench::run(&opts))?;
     let mut failed = false;
     for o in &outcomes {
-        println!("{}", report::table::results(&o.results));
-        println!("results written to {}", o.path.display());
+        println!("{}", term_text(&report::table::results(&o.results)));
+        println!(
+            "{}",
+            term_text(&format!("results written to {}", o.path.display()))
+        );
         failed |= o.any_failed();
     }
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
     if failed {
-        eprintln!("error: at least one probe failed validation or could not run (see the table)");
+        eprintln!(
+            "{}",
+            term_text(
+                "error: at least one probe failed validation or could not run (see the table)"
+            )
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `f`; when it fails, removes the output directory if `f` created it and left it
+/// empty (a refused `--sizes` must not leave an empty `results/` behind).
+fn without_new_empty_dir<T>(
+    out: Option<&std::path::Path>,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let dir = match out {
+        Some(p) => p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(std::path::Path::to_path_buf),
+        None => Some(std::path::PathBuf::from("results")),
+    };
+    let existed = dir.as_ref().is_none_or(|d| d.exists());
+    let result = f();
+    if result.is_err()
+        && !existed
+        && let Some(d) = dir
+    {
+        // remove_dir removes only an empty directory.
+        let _ = std::fs::remove_dir(d);
+    }
+    result
 }
 
 /// After Ctrl-C: says what was kept and gives the exit status of an interrupted run.
@@ -101,9 +136,12 @@ fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> {
     }
     for o in outcomes.iter().filter(|o| o.interrupted()) {
         eprintln!(
-            "interrupted: {} finished probe result(s) kept in {} (marked incomplete)",
-            o.results.probes.len(),
-            o.path.display()
+            "{}",
+            term_text(&format!(
+                "interrupted: {} finished probe result(s) kept in {} (marked incomplete)",
+                o.results.probes.len(),
+                o.path.display()
+            ))
         );
     }
     Some(ExitCode::from(crate::interrupt::EXIT_CODE))
@@ -123,7 +161,10 @@ fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) ->
     match f {
         Format::Table => {
             for (r, p) in files.iter().zip(paths) {
-                println!("{}\n{}\n", p.display(), report::table::results(r));
+                println!(
+                    "{}",
+                    term_text(&format!("{}\n{}\n", p.display(), report::table::results(r)))
+                );
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(files)?),
@@ -134,7 +175,6 @@ fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) ->
 
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
 pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
-    let is_csv = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let csv = |p: &std::path::Path| -> Result<Catalog> {
         let Some(as_of) = src.csv_as_of.as_deref().filter(|s| !s.trim().is_empty()) else {
             bail!(
@@ -142,35 +182,55 @@ pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
                 p.display()
             );
         };
+        check_csv_as_of(as_of)?;
         crate::catalog_csv::import(p, as_of)
     };
     let mut c = match &src.catalog {
         // A CSV replaces the instances; GPUs and currencies stay the embedded ones.
-        Some(p) if is_csv(p) => {
-            let mut base = Catalog::embedded();
-            base.instances.clear();
-            base.origins.clear();
-            base.extend(csv(p)?);
-            base
-        }
-        Some(p) => Catalog::load(p)?,
+        Some(p) if is_csv(p) => csv_on_embedded(csv(p)?),
+        Some(p) => load_user_json(p)?,
         None => Catalog::embedded(),
     };
     for p in &src.catalog_add {
         c.extend(if is_csv(p) {
             csv(p)?
         } else {
-            Catalog::load(p)?
+            load_user_json(p)?
         });
     }
     Ok(c)
 }
 
+fn is_csv(p: &std::path::Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+/// `--csv-as-of`: a real date, not in the future.
+fn check_csv_as_of(as_of: &str) -> Result<()> {
+    crate::files::check_date(as_of).map_err(|e| anyhow::anyhow!("--csv-as-of: {e}"))
+}
+
+/// The embedded GPUs and currencies with the instances of an imported CSV.
+fn csv_on_embedded(imported: Catalog) -> Catalog {
+    let mut base = Catalog::embedded();
+    base.instances.clear();
+    base.origins.clear();
+    base.extend(imported);
+    base
+}
+
+/// A user's JSON catalog file: parsed, and refused if one key appears twice in it.
+fn load_user_json(p: &std::path::Path) -> Result<Catalog> {
+    let c = Catalog::load(p)?;
+    c.duplicate_keys(&p.display().to_string())?;
+    Ok(c)
+}
+
 fn filters(f: &cli::FilterArgs) -> Result<Filters> {
     if let Some(m) = f.min_gpu_memory
-        && !(m.is_finite() && m >= 0.0)
+        && !(m.is_finite() && (0.0..=1e4).contains(&m))
     {
-        bail!("--min-gpu-memory {m}: expected a non-negative number of GB");
+        bail!("--min-gpu-memory {m}: expected a number of GB in 0..=1e4");
     }
     Ok(Filters {
         provider: f.provider.clone(),
@@ -182,41 +242,7 @@ fn filters(f: &cli::FilterArgs) -> Result<Filters> {
 
 fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     if let Some(cli::CatalogAction::Check { file, csv_as_of }) = &a.action {
-        let c = if file
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
-        {
-            let mut base = Catalog::embedded();
-            base.instances.clear();
-            base.origins.clear();
-            base.extend(crate::catalog_csv::import(
-                file,
-                csv_as_of.as_deref().unwrap_or(""),
-            )?);
-            base
-        } else {
-            Catalog::load(file)?
-        };
-        let findings = c.check();
-        for f in &findings {
-            println!("{f}");
-        }
-        let errors = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count();
-        println!(
-            "{}: {} instance rows, {} GPUs: {errors} error(s), {} warning(s)",
-            file.display(),
-            c.instances.len(),
-            c.gpus.len(),
-            findings.len() - errors
-        );
-        return Ok(if errors > 0 {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        });
+        return catalog_check(file, csv_as_of.as_deref());
     }
     let c = load_catalog(&a.source)?;
     if !c.currencies.contains_key(&a.currency) {
@@ -233,6 +259,51 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `catalog check FILE`: a CSV or a fragment (no currencies or no GPUs of its own) is
+/// checked merged with the embedded catalog, as `--catalog-add` would use it; only the
+/// file's own findings are shown, with its own row indices.
+fn catalog_check(file: &std::path::Path, csv_as_of: Option<&str>) -> Result<ExitCode> {
+    let name = file.display().to_string();
+    let (c, rows, gpus) = if is_csv(file) {
+        if let Some(d) = csv_as_of {
+            check_csv_as_of(d)?;
+        }
+        let imported = crate::catalog_csv::import(file, csv_as_of.unwrap_or(""))?;
+        let rows = imported.instances.len();
+        (csv_on_embedded(imported), rows, 0)
+    } else {
+        let own = load_user_json(file)?;
+        let (rows, gpus) = (own.instances.len(), own.gpus.len());
+        if own.currencies.is_empty() || own.gpus.is_empty() {
+            let mut all = Catalog::embedded();
+            all.extend(own);
+            (all, rows, gpus)
+        } else {
+            (own, rows, gpus)
+        }
+    };
+    let findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
+    for f in &findings {
+        println!("{}", term_text(&f.to_string()));
+    }
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    println!(
+        "{}",
+        term_text(&format!(
+            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+            findings.len() - errors
+        ))
+    );
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn print_catalog(
     rows: &[report::catalog::CatalogRow],
     c: &Catalog,
@@ -242,9 +313,9 @@ fn print_catalog(
 ) -> Result<()> {
     match f {
         Format::Table => {
-            println!("{}", report::catalog::table(rows, c, currency));
+            println!("{}", term_text(&report::catalog::table(rows, c, currency)));
             for x in findings.iter().filter(|x| x.severity == Severity::Error) {
-                eprintln!("{x}");
+                eprintln!("{}", term_text(&x.to_string()));
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(rows)?),
@@ -260,7 +331,7 @@ fn print_catalog(
 fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Result<()> {
     let bad: Vec<String> = findings
         .iter()
-        .filter(|f| f.severity == Severity::Error && f.file != "embedded catalog")
+        .filter(|f| f.severity == Severity::Error && f.file != crate::catalog::EMBEDDED_NAME)
         .map(|f| f.to_string())
         .collect();
     if bad.is_empty() || skip {
@@ -273,24 +344,43 @@ fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Res
     )
 }
 
-fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
+/// The paths, each file once: the same file given twice (under any spelling) would count
+/// its figures twice in the medians, so the repeat is dropped with a warning.
+fn distinct_files(paths: &[std::path::PathBuf]) -> Vec<&std::path::PathBuf> {
+    let mut seen = std::collections::HashSet::new();
     paths
         .iter()
+        .filter(|p| {
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let first = seen.insert(key);
+            if !first {
+                eprintln!(
+                    "{}",
+                    term_text(&format!(
+                        "warning: {}: the same results file was given twice; counted once",
+                        p.display()
+                    ))
+                );
+            }
+            first
+        })
+        .collect()
+}
+
+fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
+    distinct_files(paths)
+        .into_iter()
         .map(|p| {
             let r = ResultsFile::load(p)?;
             if !r.complete {
-                eprintln!(
-                    "warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
+                eprintln!("{}", term_text(&format!("warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
                     p.display(),
                     if r.interrupted { " (interrupted)" } else { "" },
-                    r.probes.len()
-                );
+                    r.probes.len())));
             }
             if !r.concurrent_runs.is_empty() {
-                eprintln!(
-                    "warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
-                    p.display()
-                );
+                eprintln!("{}", term_text(&format!("warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
+                    p.display())));
             }
             Ok((p.display().to_string(), r))
         })
@@ -299,9 +389,9 @@ fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile
 
 fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
     if let Some(b) = s.budget
-        && !(b.is_finite() && b > 0.0)
+        && !(b.is_finite() && b > 0.0 && b <= 1e12)
     {
-        bail!("--budget {b}: expected a positive amount");
+        bail!("--budget {b}: expected an amount in 0 < budget <= 1e12");
     }
     if s.top == Some(0) {
         bail!("--top 0: expected at least 1");
@@ -330,7 +420,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
 
 fn print_rank(r: &rank::RankReport, f: Format) -> Result<()> {
     match f {
-        Format::Table => println!("{}", report::rank::table(r, true)),
+        Format::Table => println!("{}", term_text(&report::rank::table(r, true))),
         Format::Json => println!("{}", serde_json::to_string_pretty(r)?),
         Format::Csv => print!("{}", report::rank::csv(r)?),
         Format::Markdown => print!("{}", report::rank::markdown(r)),
@@ -360,21 +450,25 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     let (html, md) = report::render(&results, &ranks, &c);
     report::write(&a.out, &html, &md)?;
     println!(
-        "report written to {}/report.html and report.md",
-        a.out.display()
+        "{}",
+        term_text(&format!(
+            "report written to {}/report.html and report.md",
+            a.out.display()
+        ))
     );
     Ok(ExitCode::SUCCESS)
 }
 
 fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
-    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
+    if !(a.threshold.is_finite() && (0.0..=100.0).contains(&a.threshold)) {
         bail!(
-            "--threshold {}: expected a non-negative percentage",
+            "--threshold {}: expected a percentage in 0..=100",
             a.threshold
         );
     }
-    let base = ResultsFile::load(&a.base)?;
-    let new = ResultsFile::load(&a.new)?;
+    // Figures that cannot be true fail the gate (exit 1, each named) rather than the load.
+    let base = ResultsFile::load_unchecked(&a.base)?;
+    let new = ResultsFile::load_unchecked(&a.new)?;
     if let Some(d) = crate::compare::adapter_difference(&base, &new)
         && !a.force
     {
@@ -397,7 +491,7 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
 
 fn print_compare(c: &crate::compare::Comparison, f: Format) -> Result<()> {
     match f {
-        Format::Table => println!("{}", report::compare::table(c)),
+        Format::Table => println!("{}", term_text(&report::compare::table(c))),
         Format::Json => println!("{}", serde_json::to_string_pretty(c)?),
         Format::Markdown => print!("{}", report::compare::markdown(c)),
         Format::Csv => return Err(unsupported("compare", f, Format::COMPARE)),
@@ -414,8 +508,11 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     let mut failed = false;
     let mut results = Vec::new();
     for o in &outcomes {
-        println!("{}", report::table::results(&o.results));
-        println!("results written to {}\n", o.path.display());
+        println!("{}", term_text(&report::table::results(&o.results)));
+        println!(
+            "{}",
+            term_text(&format!("results written to {}\n", o.path.display()))
+        );
         failed |= o.any_failed();
         results.push((o.path.display().to_string(), o.results.clone()));
     }
@@ -434,7 +531,7 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     };
     for s in &scenarios.scenarios {
         let r = rank::rank(&c, &findings, s, &results, &opts)?;
-        println!("{}", report::rank::table(&r, false));
+        println!("{}", term_text(&report::rank::table(&r, false)));
     }
     println!(
         "Figures marked estimated are datasheet peaks x efficiency; bench a cloud GPU with \

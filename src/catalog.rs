@@ -21,6 +21,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Longest provider, instance type, region, GPU id or name read from a catalog.
+pub const MAX_NAME_CHARS: usize = 256;
 const EMBEDDED: &str = include_str!("data/catalog.json");
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -204,16 +207,46 @@ pub struct Catalog {
     pub gpus: Vec<Gpu>,
     #[serde(default)]
     pub instances: Vec<Instance>,
-    /// Where each instance row came from (file name), parallel to `instances`.
+    /// Where each instance row came from (file and index there), parallel to `instances`.
     #[serde(skip)]
-    pub origins: Vec<String>,
+    pub origins: Vec<Origin>,
+    /// Where each GPU entry came from, parallel to `gpus`.
+    #[serde(skip)]
+    pub gpu_origins: Vec<Origin>,
+    /// The file each currency rate came from.
+    #[serde(skip)]
+    pub currency_origins: BTreeMap<String, String>,
 }
+
+/// Where a catalog row came from: the file, and the row's index in that file's list, so
+/// findings name the user's own row and not its place in the merged catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Origin {
+    pub file: String,
+    pub index: usize,
+}
+
+impl Origin {
+    /// `n` rows of `file`, in order.
+    pub fn all(file: &str, n: usize) -> Vec<Origin> {
+        (0..n)
+            .map(|index| Origin {
+                file: file.to_string(),
+                index,
+            })
+            .collect()
+    }
+}
+
+/// Where a user's catalog file came from, as findings name it; the embedded catalog's
+/// findings name `EMBEDDED_NAME`.
+pub const EMBEDDED_NAME: &str = "embedded catalog";
 
 pub use crate::files::{MAX_INPUT_BYTES, parse_json, read_bounded, read_text};
 
 impl Catalog {
     pub fn embedded() -> Catalog {
-        Self::parse(EMBEDDED, "embedded catalog").expect("the embedded catalog parses")
+        Self::parse(EMBEDDED, EMBEDDED_NAME).expect("the embedded catalog parses")
     }
 
     pub fn parse(text: &str, name: &str) -> Result<Catalog> {
@@ -224,8 +257,77 @@ impl Catalog {
                 c.schema_version
             );
         }
-        c.origins = vec![name.to_string(); c.instances.len()];
+        c.check_name_lengths(name)?;
+        c.set_origins(name);
         Ok(c)
+    }
+
+    /// Refuses names over `MAX_NAME_CHARS` (a 50 MB provider name would blow every table up).
+    fn check_name_lengths(&self, name: &str) -> Result<()> {
+        let long = |s: &str| s.chars().count() > MAX_NAME_CHARS;
+        let mut fields: Vec<(String, &str)> = Vec::new();
+        for (i, x) in self.instances.iter().enumerate() {
+            fields.push((format!("instances[{i}].provider"), &x.provider));
+            fields.push((format!("instances[{i}].instance_type"), &x.instance_type));
+            fields.push((format!("instances[{i}].region"), &x.region));
+            fields.push((format!("instances[{i}].gpu"), &x.gpu));
+        }
+        for (i, g) in self.gpus.iter().enumerate() {
+            fields.push((format!("gpus[{i}].id"), &g.id));
+            fields.push((format!("gpus[{i}].name"), &g.name));
+        }
+        for code in self.currencies.keys() {
+            fields.push(("currencies".into(), code));
+        }
+        if let Some((path, v)) = fields.into_iter().find(|(_, v)| long(v)) {
+            bail!(
+                "{name}: at JSON path `{path}`: {} characters, more than the {MAX_NAME_CHARS} a name may have",
+                v.chars().count()
+            );
+        }
+        Ok(())
+    }
+
+    /// Marks every row, GPU and currency as coming from `name`.
+    pub fn set_origins(&mut self, name: &str) {
+        self.origins = Origin::all(name, self.instances.len());
+        self.gpu_origins = Origin::all(name, self.gpus.len());
+        self.currency_origins = self
+            .currencies
+            .keys()
+            .map(|k| (k.clone(), name.to_string()))
+            .collect();
+    }
+
+    /// Instance rows of this one file that share a key: the second of each pair is an
+    /// error naming both (merged, the last would silently win).
+    pub fn duplicate_keys(&self, name: &str) -> Result<()> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut dups = Vec::new();
+        for (i, inst) in self.instances.iter().enumerate() {
+            if let Some(prev) = seen.insert(inst.key(), i) {
+                dups.push(format!(
+                    "instances[{prev}] and instances[{i}] are both {}",
+                    inst.key()
+                ));
+            }
+        }
+        let mut ids: HashMap<&str, usize> = HashMap::new();
+        for (i, g) in self.gpus.iter().enumerate() {
+            if let Some(prev) = ids.insert(&g.id, i) {
+                dups.push(format!(
+                    "gpus[{prev}] and gpus[{i}] are both GPU id {:?}",
+                    g.id
+                ));
+            }
+        }
+        if !dups.is_empty() {
+            bail!(
+                "{name}: the same key twice in one file: {}",
+                dups.join("; ")
+            );
+        }
+        Ok(())
     }
 
     pub fn load(path: &Path) -> Result<Catalog> {
@@ -237,12 +339,30 @@ impl Catalog {
     /// key replace the existing ones.
     pub fn extend(&mut self, other: Catalog) {
         for (k, v) in other.currencies {
+            if let Some(file) = other.currency_origins.get(&k) {
+                self.currency_origins.insert(k.clone(), file.clone());
+            }
             self.currencies.insert(k, v);
         }
-        for g in other.gpus {
-            match self.gpus.iter_mut().find(|x| x.id == g.id) {
-                Some(x) => *x = g,
-                None => self.gpus.push(g),
+        let gpu_origins = other
+            .gpu_origins
+            .into_iter()
+            .map(Some)
+            .chain(std::iter::repeat(None));
+        for (g, origin) in other.gpus.into_iter().zip(gpu_origins) {
+            match self.gpus.iter().position(|x| x.id == g.id) {
+                Some(i) => {
+                    self.gpus[i] = g;
+                    if let (Some(o), Some(slot)) = (origin, self.gpu_origins.get_mut(i)) {
+                        *slot = o;
+                    }
+                }
+                None => {
+                    self.gpus.push(g);
+                    if let Some(o) = origin {
+                        self.gpu_origins.push(o);
+                    }
+                }
             }
         }
         for (inst, origin) in other.instances.into_iter().zip(other.origins) {
@@ -316,6 +436,10 @@ pub struct Finding {
     /// The instance key (provider/type/region) or GPU id, for people.
     pub row: String,
     pub message: String,
+    /// The instance's index in the merged catalog, for an instance row's finding (`path`
+    /// names the row's index in its own file).
+    #[serde(skip)]
+    pub instance: Option<usize>,
 }
 
 impl std::fmt::Display for Finding {
@@ -374,6 +498,7 @@ impl Findings {
             path,
             row,
             message,
+            instance: None,
         })
     }
 }
@@ -393,7 +518,7 @@ impl Catalog {
         let main = self
             .origins
             .first()
-            .cloned()
+            .map(|o| o.file.clone())
             .unwrap_or_else(|| "catalog".into());
         self.check_currencies(&main, &mut out);
         self.check_gpus(&main, &mut out);
@@ -401,20 +526,74 @@ impl Catalog {
         self.check_instances(&main, &mut out);
         // Outliers: the same instance type's price in other regions.
         self.check_outliers(&main, &mut out);
-        out.0
+        out.0.into_iter().map(|f| self.in_own_file(f)).collect()
+    }
+
+    /// A finding as its own file has it: the file a GPU or currency came from, and the
+    /// row's index in that file (the merged index is kept in `instance`).
+    fn in_own_file(&self, mut f: Finding) -> Finding {
+        let index = |rest: &str| -> Option<(usize, usize)> {
+            let end = rest.find(']')?;
+            Some((rest[..end].parse().ok()?, end))
+        };
+        if let Some(rest) = f.path.strip_prefix("instances[")
+            && let Some((i, end)) = index(rest)
+        {
+            f.instance = Some(i);
+            if let Some(o) = self.origins.get(i) {
+                f.path = format!("instances[{}]{}", o.index, &rest[end + 1..]);
+                f.file = o.file.clone();
+            }
+        } else if let Some(rest) = f.path.strip_prefix("gpus[")
+            && let Some((i, end)) = index(rest)
+            && let Some(o) = self.gpu_origins.get(i)
+        {
+            f.path = format!("gpus[{}]{}", o.index, &rest[end + 1..]);
+            f.file = o.file.clone();
+        } else if f.path.starts_with("currencies.")
+            && let Some(file) = self.currency_origins.get(&f.row)
+        {
+            f.file = file.clone();
+        }
+        f
+    }
+
+    /// How a finding names another instance row: its index in its own file, and the file
+    /// when that is not `file`.
+    fn row_ref(&self, i: usize, file: &str) -> String {
+        match self.origins.get(i) {
+            Some(o) if o.file == file => format!("instances[{}]", o.index),
+            Some(o) => format!("instances[{}] of {}", o.index, o.file),
+            None => format!("instances[{i}]"),
+        }
+    }
+
+    /// GPU ids and currency codes whose catalog entry has an error: instances using them
+    /// are never ranked.
+    pub fn bad_entries(findings: &[Finding]) -> (Vec<String>, Vec<String>) {
+        let errors = findings.iter().filter(|f| f.severity == Severity::Error);
+        let (mut gpus, mut currencies) = (Vec::new(), Vec::new());
+        for f in errors {
+            if f.path.starts_with("gpus[") {
+                gpus.push(f.row.clone());
+            } else if f.path.starts_with("currencies.") {
+                currencies.push(f.row.clone());
+            }
+        }
+        (gpus, currencies)
     }
 
     /// Check step: every currency has a positive rate and an as-of date.
     fn check_currencies(&self, main: &str, out: &mut Findings) {
         for (code, c) in &self.currencies {
-            if !(c.per_usd.is_finite() && c.per_usd > 0.0) {
+            if !(c.per_usd.is_finite() && (1e-6..=1e6).contains(&c.per_usd)) {
                 out.push(
                     Severity::Error,
                     main,
                     format!("currencies.{code}.per_usd"),
                     code.clone(),
                     format!(
-                        "exchange rate must be a positive number, found {}",
+                        "exchange rate must be a positive number in 1e-6..=1e6 units per USD, found {}",
                         c.per_usd
                     ),
                 );
@@ -426,6 +605,14 @@ impl Catalog {
                     format!("currencies.{code}.as_of"),
                     code.clone(),
                     "exchange rate has no as-of date".into(),
+                );
+            } else if let Err(e) = crate::files::check_date(&c.as_of) {
+                out.push(
+                    Severity::Error,
+                    main,
+                    format!("currencies.{code}.as_of"),
+                    code.clone(),
+                    e,
                 );
             }
         }
@@ -462,25 +649,33 @@ impl Catalog {
                     g.id.clone(),
                     "GPU figures have no as-of date".into(),
                 );
+            } else if let Err(e) = crate::files::check_date(&g.as_of) {
+                out.push(
+                    Severity::Error,
+                    main,
+                    format!("{path}.as_of"),
+                    g.id.clone(),
+                    e,
+                );
             }
-            for (field, v) in [
-                ("fp32_tflops", g.fp32_tflops),
-                ("fp64_vector_tflops", g.fp64_vector_tflops),
-                ("fp64_matrix_tflops", g.fp64_matrix_tflops),
-                ("fp16_tensor_tflops", g.fp16_tensor_tflops),
-                ("memory_gb", g.memory_gb),
-                ("bandwidth_gbps", g.bandwidth_gbps),
-                ("tdp_w", g.tdp_w),
+            for (field, v, hi) in [
+                ("fp32_tflops", g.fp32_tflops, 1e5),
+                ("fp64_vector_tflops", g.fp64_vector_tflops, 1e5),
+                ("fp64_matrix_tflops", g.fp64_matrix_tflops, 1e5),
+                ("fp16_tensor_tflops", g.fp16_tensor_tflops, 1e5),
+                ("memory_gb", g.memory_gb, 1e4),
+                ("bandwidth_gbps", g.bandwidth_gbps, 1e6),
+                ("tdp_w", g.tdp_w, 1e5),
             ] {
                 if let Some(x) = v
-                    && !(x.is_finite() && x > 0.0)
+                    && !(x.is_finite() && x > 0.0 && x <= hi)
                 {
                     out.push(
                         Severity::Error,
                         main,
                         format!("{path}.{field}"),
                         g.id.clone(),
-                        format!("must be a positive number or null, found {x}"),
+                        format!("must be null or a number in the physical range 0 < {field} <= {hi:e}, found {x}"),
                     );
                 }
             }
@@ -492,7 +687,7 @@ impl Catalog {
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (i, inst) in self.instances.iter().enumerate() {
             let at = RowAt {
-                file: self.origins.get(i).map_or(main, |s| s.as_str()),
+                file: self.origins.get(i).map_or(main, |o| o.file.as_str()),
                 path: format!("instances[{i}]"),
                 row: inst.key(),
             };
@@ -503,7 +698,8 @@ impl Catalog {
                     at.path.clone(),
                     at.row.clone(),
                     format!(
-                        "duplicate of instances[{prev}] (same provider, instance type and region)"
+                        "duplicate of {} (same provider, instance type and region)",
+                        self.row_ref(prev, at.file)
                     ),
                 );
             }
@@ -534,6 +730,33 @@ impl Catalog {
                 at.row.clone(),
                 "price has no as-of date: an undated price cannot be trusted".into(),
             );
+        } else if let Err(e) = crate::files::check_date(&inst.as_of) {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.as_of"),
+                at.row.clone(),
+                e,
+            );
+        }
+        for (field, v, hi) in [
+            ("ram_gib", inst.ram_gib, 1e6),
+            ("gpu_memory_gb", inst.gpu_memory_gb, 1e4),
+            ("vcpu", inst.vcpu.map(f64::from), 1e5),
+        ] {
+            if let Some(x) = v
+                && !(x.is_finite() && x > 0.0 && x <= hi)
+            {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{path}.{field}"),
+                    at.row.clone(),
+                    format!(
+                        "must be null or in the physical range 0 < {field} <= {hi:e}, found {x}"
+                    ),
+                );
+            }
         }
         if self.gpu(&inst.gpu).is_none() {
             out.push(
@@ -636,6 +859,17 @@ impl Catalog {
                     at.row.clone(),
                     format!("price must be positive, found {}", p.amount),
                 );
+            } else if !(1e-6..=1e7).contains(&p.amount) {
+                out.push(
+                    Severity::Error,
+                    file,
+                    format!("{ppath}.amount"),
+                    at.row.clone(),
+                    format!(
+                        "price {} per hour is outside the plausible range 1e-6..=1e7",
+                        p.amount
+                    ),
+                );
             } else if PLACEHOLDER_AMOUNTS.contains(&p.amount) {
                 out.push(
                     Severity::Error,
@@ -675,7 +909,7 @@ impl Catalog {
                 let med = others[others.len() / 2];
                 if usd < 0.5 * med || usd > 2.0 * med {
                     let inst = &self.instances[i];
-                    let file = self.origins.get(i).map_or(main, |s| s.as_str());
+                    let file = self.origins.get(i).map_or(main, |o| o.file.as_str());
                     out.push(
                         Severity::Warning,
                         file,
@@ -723,10 +957,7 @@ pub fn rows_with_errors(findings: &[Finding]) -> std::collections::HashSet<usize
     findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
-        .filter_map(|f| {
-            let rest = f.path.strip_prefix("instances[")?;
-            rest[..rest.find(']')?].parse().ok()
-        })
+        .filter_map(|f| f.instance)
         .collect()
 }
 

@@ -60,11 +60,6 @@ struct Row {
     zone: String,
 }
 
-fn num(s: &str) -> Option<f64> {
-    let t = s.trim();
-    if t.is_empty() { None } else { t.parse().ok() }
-}
-
 /// Imports a CSV file. `provider` defaults to the file's parent directory name (SkyPilot's
 /// layout), else its stem.
 pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
@@ -107,7 +102,9 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
         currencies: BTreeMap::new(),
         gpus: Vec::new(),
         instances,
-        origins: vec![name; n],
+        origins: crate::catalog::Origin::all(&name, n),
+        gpu_origins: Vec::new(),
+        currency_origins: BTreeMap::new(),
     })
 }
 
@@ -120,9 +117,18 @@ fn read_rows(data: &[u8], name: &str) -> Result<Vec<Row>> {
         .clone();
     let cols = columns(&headers, name)?;
     let mut rows = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.with_context(|| format!("{name}: line {line}: malformed CSV"))?;
+    let mut next_line = 2;
+    for rec in rdr.records() {
+        let rec = rec.with_context(|| format!("{name}: line {next_line}: malformed CSV"))?;
+        let line = rec.position().map_or(next_line, |p| p.line() as usize);
+        // A stray quote swallows the line breaks up to the next quote: the record then
+        // holds several lines in one field and the rows between are lost.
+        if rec.iter().any(|f| f.contains(['\n', '\r'])) {
+            bail!(
+                "{name}: line {line}: malformed record: a field runs over several lines (a stray `\"`?)"
+            );
+        }
+        next_line = line + 1;
         rows.push(row(&rec, &cols, name, line)?);
     }
     Ok(rows)
@@ -130,6 +136,15 @@ fn read_rows(data: &[u8], name: &str) -> Result<Vec<Row>> {
 
 /// Header step: finds each column by name; the first five are required.
 fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
+    let mut seen = std::collections::HashSet::new();
+    for h in headers.iter() {
+        if !seen.insert(h.trim().to_lowercase()) {
+            bail!(
+                "{name}: line 1: column `{}` appears twice in the header",
+                h.trim()
+            );
+        }
+    }
     let col = |h: &str| {
         headers
             .iter()
@@ -156,22 +171,70 @@ fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
     })
 }
 
-/// Row step: one record's fields; a Price that is present must be a number.
+/// A numeric field: empty is `None`; anything else must be a finite number in `range`
+/// (and whole, for counts), else an error naming the line and column.
+fn field(
+    text: &str,
+    column: &str,
+    whole: bool,
+    range: (f64, f64),
+    at: (&str, usize),
+) -> Result<Option<f64>> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let (name, line) = at;
+    let v: f64 = t
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .with_context(|| {
+            format!("{name}: line {line}, column {column}: expected a number, found {t:?}")
+        })?;
+    if whole && v.fract() != 0.0 {
+        bail!("{name}: line {line}, column {column}: expected a whole number, found {t}");
+    }
+    if !(range.0..=range.1).contains(&v) {
+        bail!(
+            "{name}: line {line}, column {column}: {t} is outside the range {}..={}",
+            range.0,
+            range.1
+        );
+    }
+    Ok(Some(v))
+}
+
+/// Row step: one record's fields; every numeric field that is present must be a number in
+/// its range (counts whole).
 fn row(rec: &csv::StringRecord, cols: &Columns, name: &str, line: usize) -> Result<Row> {
     let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
-    let price_text = get(Some(cols.price));
-    if !price_text.is_empty() && num(&price_text).is_none() {
-        bail!("{name}: line {line}, column Price: expected a number, found {price_text:?}");
+    let at = (name, line);
+    if let Some(long) = rec
+        .iter()
+        .find(|f| f.chars().count() > crate::catalog::MAX_NAME_CHARS)
+    {
+        bail!(
+            "{name}: line {line}: a field of {} characters, more than the {} a name may have",
+            long.chars().count(),
+            crate::catalog::MAX_NAME_CHARS
+        );
     }
     Ok(Row {
         line,
         instance: get(Some(cols.ty)),
         accel: get(Some(cols.acc)),
-        count: num(&get(Some(cols.cnt))),
-        vcpu: num(&get(cols.vcpu)),
-        mem: num(&get(cols.mem)),
-        price: num(&price_text),
-        spot: num(&get(cols.spot)),
+        count: field(
+            &get(Some(cols.cnt)),
+            "AcceleratorCount",
+            true,
+            (0.0, 64.0),
+            at,
+        )?,
+        vcpu: field(&get(cols.vcpu), "vCPUs", true, (0.0, 1e5), at)?,
+        mem: field(&get(cols.mem), "MemoryGiB", false, (0.0, 1e6), at)?,
+        price: field(&get(Some(cols.price)), "Price", false, (0.0, 1e7), at)?,
+        spot: field(&get(cols.spot), "SpotPrice", false, (0.0, 1e7), at)?,
         region: get(Some(cols.region)),
         zone: get(cols.zone),
     })

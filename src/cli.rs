@@ -463,8 +463,28 @@ pub struct ShowArgs {
     pub output: TableOrJson,
 }
 
+/// Largest matrix buffer `--sizes` may ask for, whatever the adapter: 256 GiB, above the
+/// memory of any GPU; a larger size is refused while parsing, before anything is created.
+pub const MAX_MATRIX_BYTES: u64 = 256 << 30;
+
 fn parse_size(s: &str) -> Result<crate::reference::Dims, String> {
-    crate::probes::matmul::parse_size(s)
+    let d = crate::probes::matmul::parse_size(s)?;
+    let bytes = |a: usize, b: usize| (a as u64).checked_mul(b as u64)?.checked_mul(4);
+    let biggest = [bytes(d.m, d.k), bytes(d.k, d.n), bytes(d.m, d.n)]
+        .into_iter()
+        .try_fold(0u64, |acc, b| b.map(|b| acc.max(b)));
+    match biggest {
+        Some(b) if b <= MAX_MATRIX_BYTES => Ok(d),
+        Some(b) => Err(format!(
+            "`{s}`: a {}x{}x{} matmul needs a {} GiB matrix buffer, more than any GPU has ({} GiB)",
+            d.m,
+            d.n,
+            d.k,
+            b >> 30,
+            MAX_MATRIX_BYTES >> 30
+        )),
+        None => Err(format!("`{s}`: the matrix buffer size overflows 64 bits")),
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ pub enum Verdict {
     NoFigure,
     Added,
     Missing,
+    /// The figure is in another unit in NEW (MFLOPS for GFLOPS): not comparable, a failure.
+    UnitChanged,
 }
 
 impl Verdict {
@@ -32,6 +34,7 @@ impl Verdict {
             Verdict::NoFigure => "no figure",
             Verdict::Added => "added",
             Verdict::Missing => "missing",
+            Verdict::UnitChanged => "UNIT CHANGED",
         }
     }
 }
@@ -60,12 +63,41 @@ pub struct Comparison {
     pub same_adapter: bool,
     pub adapter_note: Option<String>,
     pub rows: Vec<Row>,
+    /// Why the files cannot pass as a gate whatever the rows say: NEW measured nothing,
+    /// a figure that cannot be true. Each one fails `compare`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate_failures: Vec<String>,
 }
 
 impl Comparison {
+    /// Rows that regressed, plus the gate failures: `compare` exits 1 when this is not 0.
     pub fn regressions(&self) -> usize {
-        self.rows.iter().filter(|r| r.regression).count()
+        self.rows.iter().filter(|r| r.regression).count() + self.gate_failures.len()
     }
+}
+
+/// What makes a pair of files fail the gate on its own: NEW without probes or without a
+/// single measured figure, and figures in either file that cannot be true.
+fn gate_failures(
+    base_name: &str,
+    base: &ResultsFile,
+    new_name: &str,
+    new: &ResultsFile,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if new.probes.is_empty() {
+        out.push(format!("NEW {new_name} has no probe results"));
+    } else if !new.probes.iter().any(|p| figure(p).is_some()) {
+        out.push(format!(
+            "NEW {new_name} measured nothing: every probe was skipped, failed or unsupported"
+        ));
+    }
+    for (which, name, r) in [("BASE", base_name, base), ("NEW", new_name, new)] {
+        for p in r.figure_problems() {
+            out.push(format!("{which} {name}: {p}"));
+        }
+    }
+    out
 }
 
 fn figure(p: &ProbeResult) -> Option<(f64, f64)> {
@@ -87,6 +119,34 @@ pub fn adapter_difference(a: &ResultsFile, b: &ResultsFile) -> Option<String> {
     (desc(a) != desc(b)).then(|| format!("BASE is {}, NEW is {}", desc(a), desc(b)))
 }
 
+/// A probe of BASE that NEW does not have: a failure when BASE measured it.
+fn missing_row(b: &ProbeResult) -> Row {
+    Row {
+        probe: b.name.clone(),
+        unit: b.unit.clone(),
+        base: figure(b).map(|f| f.0),
+        new: None,
+        speedup: None,
+        noise: None,
+        verdict: Verdict::Missing,
+        regression: figure(b).is_some(),
+    }
+}
+
+/// A probe whose unit differs between the files: not comparable, a failure.
+fn unit_changed_row(b: &ProbeResult, n: &ProbeResult) -> Row {
+    Row {
+        probe: b.name.clone(),
+        unit: format!("{} -> {}", b.unit, n.unit),
+        base: figure(b).map(|f| f.0),
+        new: figure(n).map(|f| f.0),
+        speedup: None,
+        noise: None,
+        verdict: Verdict::UnitChanged,
+        regression: true,
+    }
+}
+
 /// Compares NEW against BASE. A probe is a regression when it is slower by more than both
 /// the threshold and the noise, or when it passed in BASE and fails in NEW.
 pub fn compare(
@@ -102,19 +162,14 @@ pub fn compare(
     for b in base.probes.iter().filter(measured) {
         let n = new.probes.iter().find(|p| p.name == b.name);
         let Some(n) = n else {
-            rows.push(Row {
-                probe: b.name.clone(),
-                unit: b.unit.clone(),
-                base: figure(b).map(|f| f.0),
-                new: None,
-                speedup: None,
-                noise: None,
-                verdict: Verdict::Missing,
-                regression: false,
-            });
+            rows.push(missing_row(b));
             continue;
         };
         let (fb, fn_) = (figure(b), figure(n));
+        if b.unit != n.unit {
+            rows.push(unit_changed_row(b, n));
+            continue;
+        }
         let row = match (fb, fn_) {
             (Some((vb, sb)), Some((vn, sn))) => {
                 let speedup = if b.higher_is_better { vn / vb } else { vb / vn };
@@ -145,13 +200,13 @@ pub fn compare(
                 new: None,
                 speedup: None,
                 noise: None,
-                // Failed (or lost its figure) where it used to pass.
+                // Failed (or lost its figure: skipped, unsupported) where it used to pass.
                 verdict: if n.status == Status::Failed {
                     Verdict::NowFailing
                 } else {
                     Verdict::NoFigure
                 },
-                regression: n.status == Status::Failed,
+                regression: true,
             },
             (None, Some((vn, _))) => Row {
                 probe: b.name.clone(),
@@ -192,6 +247,7 @@ pub fn compare(
     }
     let note = adapter_difference(base, new);
     Comparison {
+        gate_failures: gate_failures(base_name, base, new_name, new),
         base: base_name.into(),
         new: new_name.into(),
         threshold,

@@ -8,11 +8,25 @@ use std::path::Path;
 /// bound on the memory a wrong file can take.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
-/// Reads a whole input file, refusing one over `MAX_INPUT_BYTES`.
+/// Reads a whole input file, refusing one over `MAX_INPUT_BYTES` and anything that is not
+/// a regular file (a FIFO would block the open for ever, a device never ends): checked on
+/// the path before opening it, and again on the opened file.
 pub fn read_bounded(path: &Path, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{}: not a regular file ({}); give the {what} itself",
+            path.display(),
+            kind_of(&meta.file_type())
+        );
+    }
     let f = std::fs::File::open(path)
         .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        bail!("{}: not a regular file", path.display());
+    }
     let mut data = Vec::new();
     f.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut data)
@@ -27,15 +41,44 @@ pub fn read_bounded(path: &Path, what: &str) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-/// As `read_bounded`, for text: invalid UTF-8 is an error naming the byte offset.
+/// What kind of file a non-regular file is, for messages.
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// As `read_bounded`, for text: invalid UTF-8 is an error naming the byte offset. A UTF-8
+/// byte order mark is dropped (editors on Windows write one; CSV already accepts it).
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
-    String::from_utf8(read_bounded(path, what)?).map_err(|e| {
+    let text = String::from_utf8(read_bounded(path, what)?).map_err(|e| {
         anyhow::anyhow!(
             "{}: not UTF-8 text (invalid byte at offset {})",
             path.display(),
             e.utf8_error().valid_up_to()
         )
-    })
+    })?;
+    Ok(strip_bom(&text).to_string())
+}
+
+/// `text` without a leading UTF-8 byte order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// Parses JSON into `T`, with errors that name the file, the line and the JSON path.
@@ -85,6 +128,72 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     written.with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Today's date (UTC) as (year, month, day).
+pub fn today() -> (i64, u32, u32) {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_from_days((secs / 86_400) as i64)
+}
+
+/// The calendar date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Checks an as-of date: `YYYY-MM-DD`, `YYYY-MM` or `YYYY`, a real calendar date from 1990
+/// on, and not after today. The error says which of these it is not.
+pub fn check_date(s: &str) -> std::result::Result<(), String> {
+    let bad = || format!("{s:?} is not a date (expected YYYY-MM-DD, YYYY-MM or YYYY)");
+    let parts: Vec<&str> = s.split('-').collect();
+    let widths_ok = matches!(parts.as_slice(), [y] | [y, _] | [y, _, _] if y.len() == 4)
+        && parts[1..].iter().all(|p| p.len() == 2)
+        && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    if !widths_ok {
+        return Err(bad());
+    }
+    let y: i64 = parts[0].parse().map_err(|_| bad())?;
+    let m: u32 = parts
+        .get(1)
+        .map_or(Ok(1), |p| p.parse())
+        .map_err(|_| bad())?;
+    let d: u32 = parts
+        .get(2)
+        .map_or(Ok(1), |p| p.parse())
+        .map_err(|_| bad())?;
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return Err(format!("{s:?}: month {m} does not exist")),
+    };
+    if d == 0 || d > days {
+        return Err(format!("{s:?}: day {d} does not exist in month {m}"));
+    }
+    if y < 1990 {
+        return Err(format!(
+            "{s:?}: before 1990, not a GPU price or datasheet date"
+        ));
+    }
+    if (y, m, d) > today() {
+        let (ty, tm, td) = today();
+        return Err(format!(
+            "{s:?} is in the future (today is {ty:04}-{tm:02}-{td:02})"
+        ));
+    }
+    Ok(())
+}
+
 /// The current time as RFC 3339 UTC, to the second.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
@@ -119,6 +228,27 @@ mod tests {
         // Readable by others unless the umask says otherwise (0o022 or 0o002 usually).
         assert!(mode & 0o044 == 0o044 || mode & 0o004 == 0, "mode {mode:o}");
         assert_ne!(mode, 0o600, "left private like a temporary file");
+    }
+
+    #[test]
+    fn dates_are_checked_for_form_calendar_and_future() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
+        for ok in ["2024-02-29", "2026-11", "2025", "1990-01-01"] {
+            assert_eq!(check_date(ok), Ok(()), "{ok}");
+        }
+        for (bad, says) in [
+            ("2026-13-45", "month 13"),
+            ("2025-02-29", "day 29"),
+            ("not a date", "not a date"),
+            ("2099-12-31", "future"),
+            ("26-1-1", "not a date"),
+            ("", "not a date"),
+            ("1800-01-01", "1990"),
+        ] {
+            let e = check_date(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

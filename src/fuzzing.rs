@@ -1,4 +1,5 @@
-//! Entry points for fuzzing the loaders (used by `fuzz/` and by `tests/parsers.rs`): each
+//! Entry points for fuzzing the loaders and renderers (used by `fuzz/` and by
+//! `tests/parsers.rs`): each
 //! parses untrusted bytes the way the CLI would and, when they parse, drives what the CLI
 //! does next with them (checks, ranking, tables, reports). A panic, a hang or unbounded
 //! memory anywhere in here is a bug; a rejection must be an error that says where.
@@ -79,5 +80,56 @@ pub fn results(data: &[u8]) -> Outcome {
     let _ = crate::report::compare::table(&c);
     let _ = crate::report::compare::markdown(&c);
     let _ = crate::report::html::render(&named, &[], &Catalog::embedded());
+    let _ = crate::report::markdown::render(&named, &[], &Catalog::embedded());
+    Ok(())
+}
+
+/// A results file, as given to `report`: both reports (HTML with its SVG charts, and
+/// Markdown) with every embedded scenario ranked on it, and the rank table, Markdown and CSV.
+pub fn report(data: &[u8]) -> Outcome {
+    let text =
+        std::str::from_utf8(data).map_err(|e| format!("fuzz-results.json: not UTF-8: {e}"))?;
+    let r = ResultsFile::parse(text)
+        .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
+    let named = vec![("fuzz-results.json".to_string(), r)];
+    let c = Catalog::embedded();
+    let findings = c.check();
+    let mut ranks = Vec::new();
+    for sc in &ScenarioFile::embedded().scenarios {
+        let opts = RankOptions {
+            pricing: PricingModel::OnDemand,
+            currency: "USD".into(),
+            top: None,
+            budget: None,
+            filters: Filters::default(),
+        };
+        if let Ok(r) = crate::rank::rank(&c, &findings, sc, &named, &opts) {
+            let _ = crate::report::rank::table(&r, true);
+            let _ = crate::report::rank::markdown(&r);
+            let _ = crate::report::rank::csv(&r);
+            ranks.push(r);
+        }
+    }
+    let _ = crate::report::render(&named, &ranks, &c);
+    Ok(())
+}
+
+/// A results file as NEW in `compare` against the lavapipe fixture as BASE, and the other
+/// way round, as `compare` reads them (figures unchecked: the gate names bad ones).
+pub fn compare(data: &[u8]) -> Outcome {
+    let text =
+        std::str::from_utf8(data).map_err(|e| format!("fuzz-results.json: not UTF-8: {e}"))?;
+    let new = ResultsFile::parse_unchecked(text)
+        .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
+    let base = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
+        .map_err(|e| format!("fixture: {}", msg(e)))?;
+    for c in [
+        crate::compare::compare("base.json", &base, "fuzz-results.json", &new, 0.05),
+        crate::compare::compare("fuzz-results.json", &new, "base.json", &base, 0.05),
+    ] {
+        let _ = crate::report::compare::table(&c);
+        let _ = crate::report::compare::markdown(&c);
+        let _ = serde_json::to_string(&c);
+    }
     Ok(())
 }

@@ -9,7 +9,11 @@ fn main() -> ExitCode {
     match gpuvalue::app::run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Names and paths in messages come from files: escaped for the terminal.
+            eprintln!(
+                "{}",
+                gpuvalue::report::fmt::term_text(&format!("error: {e:#}"))
+            );
             ExitCode::from(2)
         }
     }

@@ -190,6 +190,14 @@ pub fn rank(
 }
 
 fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
+    if let Some(c) = catalog.currencies.get(currency)
+        && !(c.per_usd.is_finite() && c.per_usd > 0.0)
+    {
+        anyhow::bail!(
+            "--currency {currency}: the catalog's exchange rate for it is {}, not a positive number",
+            c.per_usd
+        );
+    }
     if !catalog.currencies.contains_key(currency) {
         anyhow::bail!(
             "--currency {}: no exchange rate in the catalog (have {})",
@@ -415,6 +423,21 @@ impl Costing<'_> {
         let Some(price) = inst.prices.get(&self.opts.pricing) else {
             return Ok(Some(Err(format!("no {} price", self.opts.pricing.name()))));
         };
+        let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
+        if bad_gpus.contains(&gpu.id) {
+            return Ok(Some(Err(format!(
+                "catalog error in the entry of GPU {:?}",
+                gpu.id
+            ))));
+        }
+        if let Some(c) = [&price.currency, &self.opts.currency]
+            .into_iter()
+            .find(|c| bad_currencies.contains(c))
+        {
+            return Ok(Some(Err(format!(
+                "catalog error in the exchange rate of {c}"
+            ))));
+        }
         let per_hour = self
             .catalog
             .convert(price.amount, &price.currency, &self.opts.currency)?;
@@ -432,16 +455,22 @@ impl Costing<'_> {
             }
         }
         let hours = seconds_per_job(self.scenario, &uses) / f64::from(inst.gpu_count) / 3600.0;
+        let cost = per_hour * hours;
+        // Every ranked cost is a finite positive amount, whatever the inputs came to.
+        if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
+            return Ok(Some(Err(format!(
+                "cost per job works out to {cost} (price {per_hour}/h, {hours} h per job): not a finite positive amount"
+            ))));
+        }
         Ok(Some(Ok(self.ranked(i, inst, gpu, uses, per_hour, hours))))
     }
 
     /// The catalog errors of instance `i`, joined; None when it has none.
     fn row_errors(&self, i: usize) -> Option<String> {
-        let prefix = format!("instances[{i}]");
         let why: Vec<String> = self
             .findings
             .iter()
-            .filter(|x| x.severity == Severity::Error && x.path.starts_with(&prefix))
+            .filter(|x| x.severity == Severity::Error && x.instance == Some(i))
             .map(|x| x.message.clone())
             .collect();
         (!why.is_empty()).then(|| why.join("; "))
@@ -457,11 +486,10 @@ impl Costing<'_> {
         hours: f64,
     ) -> RankRow {
         let cost = per_hour * hours;
-        let prefix = format!("instances[{i}]");
         let warnings = self
             .findings
             .iter()
-            .filter(|x| x.severity == Severity::Warning && x.path.starts_with(&prefix))
+            .filter(|x| x.severity == Severity::Warning && x.instance == Some(i))
             .map(|x| x.message.clone())
             .collect();
         let budget = self.opts.budget;

@@ -37,6 +37,21 @@ use std::path::Path;
 
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// Longest adapter or probe name read from a results file (real ones are under 100
+/// characters; a 50 MB name would blow every table and report up).
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The physical range of a figure in `unit`, as (lowest, highest, what): far outside any
+/// GPU that exists or is announced, so a value outside it is a broken or forged file.
+pub fn unit_range(unit: &str) -> Option<(f64, f64, &'static str)> {
+    match unit {
+        "GFLOPS" => Some((f64::MIN_POSITIVE, 1e7, "0 < GFLOPS <= 1e7")),
+        "GB/s" => Some((f64::MIN_POSITIVE, 1e6, "0 < GB/s <= 1e6")),
+        "us" => Some((1e-3, 1e9, "1e-3 <= us <= 1e9")),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -352,14 +367,79 @@ impl ResultsFile {
         write_atomic(path, &json)
     }
 
-    /// Loads and checks a results file: JSON syntax, schema version, field types. Errors name
-    /// the file, the JSON path and what was expected.
+    /// Loads and checks a results file: JSON syntax, schema version, field types, names and
+    /// every figure's range. Errors name the file, the JSON path and what was expected.
     pub fn load(path: &Path) -> Result<ResultsFile> {
         let text = crate::files::read_text(path, "results file")?;
         Self::parse(&text).with_context(|| format!("results file {}", path.display()))
     }
 
+    /// As `load`, without the figure checks: `compare` reports those as failures of its
+    /// gate, each named, rather than refusing the file.
+    pub fn load_unchecked(path: &Path) -> Result<ResultsFile> {
+        let text = crate::files::read_text(path, "results file")?;
+        Self::parse_unchecked(&text).with_context(|| format!("results file {}", path.display()))
+    }
+
+    /// Parses and checks a results file (see `load`).
     pub fn parse(text: &str) -> Result<ResultsFile> {
+        let file = Self::parse_unchecked(text)?;
+        let problems = file.figure_problems();
+        if !problems.is_empty() {
+            bail!("{}", problems.join("; "));
+        }
+        Ok(file)
+    }
+
+    /// Every figure that cannot be true: not finite, outside its unit's physical range
+    /// (named), min > median or median > max, or in another unit than its figure key's.
+    pub fn figure_problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, p) in self.probes.iter().enumerate() {
+            if let Some(k) = p.figure
+                && p.unit != k.info().unit
+            {
+                out.push(format!(
+                    "at JSON path `probes[{i}].unit`: {:?}, but {k} is measured in {}",
+                    p.unit,
+                    k.info().unit
+                ));
+                continue;
+            }
+            let Some(v) = &p.value else { continue };
+            let Some((lo, hi, range)) = unit_range(&p.unit) else {
+                out.push(format!(
+                    "at JSON path `probes[{i}].unit`: {:?} is not a unit gpuvalue measures in",
+                    p.unit
+                ));
+                continue;
+            };
+            for (field, x) in [("median", v.median), ("min", v.min), ("max", v.max)] {
+                if !(x.is_finite() && (lo..=hi).contains(&x)) {
+                    out.push(format!(
+                        "at JSON path `probes[{i}].value.{field}`: {x} {} is outside the physical range {range}",
+                        p.unit
+                    ));
+                }
+            }
+            if !(v.min <= v.median && v.median <= v.max) {
+                out.push(format!(
+                    "at JSON path `probes[{i}].value`: expected min <= median <= max, found {} <= {} <= {}",
+                    v.min, v.median, v.max
+                ));
+            }
+            if !(v.mean.is_finite() && v.stddev.is_finite() && v.stddev >= 0.0) || v.n == 0 {
+                out.push(format!(
+                    "at JSON path `probes[{i}].value`: mean, stddev and n must be finite and n >= 1"
+                ));
+            }
+        }
+        out
+    }
+
+    /// Parses without the figure checks (see `load_unchecked`).
+    pub fn parse_unchecked(text: &str) -> Result<ResultsFile> {
+        let text = crate::files::strip_bom(text);
         let v: serde_json::Value = serde_json::from_str(text).context("not valid JSON")?;
         match v.get("schema_version") {
             None => bail!("missing field `schema_version`: is this a gpuvalue results file?"),
@@ -382,7 +462,39 @@ impl ResultsFile {
         for p in file.probes.iter_mut().filter(|p| p.figure.is_none()) {
             p.figure = FigureKey::from_legacy(&p.probe, &p.name);
         }
+        file.check_names()?;
         Ok(file)
+    }
+
+    /// Refuses adapter and probe names over `MAX_NAME_CHARS`.
+    fn check_names(&self) -> Result<()> {
+        let long = |s: &str| s.chars().count() > MAX_NAME_CHARS;
+        let names = [
+            ("adapter.name", &self.adapter.name),
+            ("adapter.vendor", &self.adapter.vendor),
+            ("adapter.driver", &self.adapter.driver),
+            ("adapter.driver_info", &self.adapter.driver_info),
+            ("host.hostname", &self.host.hostname),
+        ];
+        for (field, v) in names {
+            if long(v) {
+                bail!(
+                    "at JSON path `{field}`: {} characters, more than the {MAX_NAME_CHARS} a name may have",
+                    v.chars().count()
+                );
+            }
+        }
+        for (i, p) in self.probes.iter().enumerate() {
+            for (field, v) in [("name", &p.name), ("probe", &p.probe), ("unit", &p.unit)] {
+                if long(v) {
+                    bail!(
+                        "at JSON path `probes[{i}].{field}`: {} characters, more than the {MAX_NAME_CHARS} a name may have",
+                        v.chars().count()
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The `ok` results measuring `figure`.

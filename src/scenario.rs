@@ -19,6 +19,10 @@ use std::path::Path;
 
 const EMBEDDED: &str = include_str!("data/scenarios.json");
 
+/// Largest amount of work one scenario term may hold (FLOP, bytes or dispatches): a zettascale
+/// job is 1e21 FLOP; more is a typo, and would make every cost infinite.
+pub const MAX_WORK: f64 = 1e24;
+
 /// A figure a scenario can score, with how to measure it and how to estimate it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -199,18 +203,18 @@ impl ScenarioFile {
                 bail!("{name}: scenarios[{i}].terms: a scenario needs at least one term");
             }
             for (j, t) in s.terms.iter().enumerate() {
-                if !(t.work.is_finite() && t.work > 0.0) {
+                if !(t.work.is_finite() && t.work > 0.0 && t.work <= MAX_WORK) {
                     bail!(
-                        "{name}: scenarios[{i}].terms[{j}].work: expected a positive amount, found {}",
+                        "{name}: scenarios[{i}].terms[{j}].work: expected an amount in 0 < work <= {MAX_WORK:e}, found {}",
                         t.work
                     );
                 }
             }
             if let Some(m) = s.min_gpu_memory_gb
-                && !(m.is_finite() && m >= 0.0)
+                && !(m.is_finite() && (0.0..=1e4).contains(&m))
             {
                 bail!(
-                    "{name}: scenarios[{i}].min_gpu_memory_gb: expected a non-negative number, found {m}"
+                    "{name}: scenarios[{i}].min_gpu_memory_gb: expected a number of GB in 0..=1e4, found {m}"
                 );
             }
         }

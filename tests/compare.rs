@@ -103,14 +103,18 @@ fn faster_slower_noisy_failing_and_missing() {
     assert_eq!(code, Some(1), "{c}");
     assert_eq!(verdict_of(&c, "stream add"), "now_failing");
     assert_eq!(verdict_of(&c, "stream dot"), "missing");
-    // Only the missing probe: exit 0, and the probe shows as added the other way round.
+    // Only the missing probe: BASE measured it and NEW did not, a failure of the gate
+    // (issue 11); the other way round it shows as added, which passes.
     let mut fewer = base.clone();
     fewer["probes"]
         .as_array_mut()
         .unwrap()
         .retain(|p| p["name"] != "stream dot");
     let (code, c) = verdicts(&base, &fewer, &[]);
-    assert_eq!(code, Some(0), "{c}");
+    assert_eq!(code, Some(1), "{c}");
+    assert_eq!(verdict_of(&c, "stream dot"), "missing");
+    let (code, _) = verdicts(&fewer, &base, &[]);
+    assert_eq!(code, Some(0));
     let (_, c) = verdicts(&fewer, &base, &[]);
     assert_eq!(verdict_of(&c, "stream dot"), "added");
 }

@@ -261,6 +261,26 @@ fn results_never_panic_and_rejections_say_where() {
 }
 
 #[test]
+fn report_rendering_never_panics_and_rejections_say_where() {
+    fuzz(
+        "report",
+        "fuzz-results.json",
+        SEEDS_RESULTS,
+        fuzzing::report,
+    );
+}
+
+#[test]
+fn compare_never_panics_and_rejections_say_where() {
+    fuzz(
+        "compare",
+        "fuzz-results.json",
+        SEEDS_RESULTS,
+        fuzzing::compare,
+    );
+}
+
+#[test]
 fn oversized_inputs_are_refused_before_they_are_read_whole() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("huge.json");

@@ -808,11 +808,23 @@ fn pack_step(
 
 /// Refuses sizes whose buffers exceed the adapter's binding or buffer limits, naming the limit.
 pub fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
-    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n]
+    // Checked: in a release build `2147483648 * 2147483648 * 4` wraps to 0 bytes.
+    let bytes = |a: usize, b: usize| {
+        (a as u64)
+            .checked_mul(b as u64)
+            .and_then(|x| x.checked_mul(4))
+    };
+    let biggest = [bytes(p.m, p.k), bytes(p.k, p.n), bytes(p.m, p.n)]
         .into_iter()
-        .max()
-        .unwrap_or(0) as u64
-        * 4;
+        .try_fold(0u64, |acc, b| b.map(|b| acc.max(b)));
+    let Some(biggest) = biggest else {
+        bail!(
+            "a {}x{}x{} matmul needs a matrix buffer larger than 2^64 bytes",
+            p.m,
+            p.n,
+            p.k
+        );
+    };
     let bind = gpu.limits.max_storage_buffer_binding_size;
     let buf = gpu.limits.max_buffer_size;
     if biggest > bind.min(buf) {

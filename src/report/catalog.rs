@@ -60,10 +60,7 @@ pub fn rows(
             Some(p) => c.convert(p.amount, &p.currency, currency).ok(),
             None => None,
         };
-        let mine: Vec<&Finding> = findings
-            .iter()
-            .filter(|x| x.path.starts_with(&format!("instances[{i}]")))
-            .collect();
+        let mine: Vec<&Finding> = findings.iter().filter(|x| x.instance == Some(i)).collect();
         let status = if mine.iter().any(|x| x.severity == Severity::Error) {
             "ERROR (not ranked)".to_string()
         } else if !mine.is_empty() {

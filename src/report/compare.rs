@@ -55,10 +55,15 @@ fn heading(c: &Comparison) -> String {
 }
 
 fn footer(c: &Comparison) -> String {
-    match c.regressions() {
+    let mut s = String::new();
+    for g in &c.gate_failures {
+        s.push_str(&format!("FAILED: {g}\n"));
+    }
+    s.push_str(&match c.regressions() {
         0 => "no regressions".to_string(),
         n => format!("{n} regression(s)"),
-    }
+    });
+    s
 }
 
 pub fn table(c: &Comparison) -> String {
@@ -71,16 +76,24 @@ pub fn table(c: &Comparison) -> String {
 }
 
 pub fn markdown(c: &Comparison) -> String {
+    use super::fmt::md;
     let mut s = format!(
         "{}\n\n| probe | base | new | unit | speed-up | verdict |\n|---|---|---|---|---|---|\n",
-        heading(c)
+        heading(c).lines().map(md).collect::<Vec<_>>().join("  \n")
     );
     for l in lines(c) {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            l.probe, l.base, l.new, l.unit, l.speedup, l.verdict
+            md(&l.probe),
+            l.base,
+            l.new,
+            md(&l.unit),
+            l.speedup,
+            l.verdict
         ));
     }
-    s.push_str(&format!("\n**{}**\n", footer(c)));
+    for l in footer(c).lines() {
+        s.push_str(&format!("\n**{}**\n", super::fmt::md(l)));
+    }
     s
 }

@@ -1,5 +1,5 @@
-//! Number formatting and HTML escaping for every output (terminal tables, Markdown, CSV
-//! headings, HTML, SVG). The formatters differ on purpose: each keeps the precision its
+//! Number formatting and escaping for every output (terminal tables and messages, Markdown,
+//! CSV, HTML, SVG). The formatters differ on purpose: each keeps the precision its
 //! output has always printed, and is named for where it is used, not for a column.
 
 /// A report figure (HTML and Markdown reports, measured machine lines): one decimal from
@@ -81,9 +81,98 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// Whether `c` must not reach a terminal raw: C0 controls (ESC starts CSI/OSC sequences,
+/// BEL rings), DEL, C1 controls (U+009B is a one-character CSI), and the bidirectional
+/// overrides and isolates that make text display in another order than it is.
+fn is_unsafe_for_terminal(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+}
+
+/// Text for a terminal, one line: every control or bidi character (newlines and tabs too)
+/// becomes a visible `\u{1b}`-style escape.
+pub fn term(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if is_unsafe_for_terminal(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text for a terminal, several lines (whole tables, messages): as `term`, but newlines
+/// and tabs stay. Everything the commands print for people goes through this.
+pub fn term_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if is_unsafe_for_terminal(c) && c != '\n' && c != '\t' {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A Markdown table cell or inline text: `|` cannot end the cell, HTML is shown as text,
+/// newlines become spaces, control and bidi characters are escaped as for a terminal.
+pub fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\\' => out.push_str("\\\\"),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if is_unsafe_for_terminal(c) => push_escaped(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A CSV text cell: one starting with `=`, `+`, `-`, `@` (or a tab or carriage return)
+/// would be a formula in a spreadsheet, so it gets a leading single quote.
+pub fn csv_cell(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_escapes_controls_and_bidi_only() {
+        assert_eq!(term("NVIDIA H100 ü"), "NVIDIA H100 ü");
+        assert_eq!(term("a\x1b]0;x\x07b"), "a\\u{1b}]0;x\\u{7}b");
+        assert_eq!(term("\x1b[2J"), "\\u{1b}[2J");
+        assert_eq!(term("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(term("abc\u{202e}fed\u{2066}"), "abc\\u{202e}fed\\u{2066}");
+        assert_eq!(term("a\nb\tc\x7f"), "a\\u{a}b\\u{9}c\\u{7f}");
+        assert_eq!(term_text("a\nb\tc\x1b"), "a\nb\tc\\u{1b}");
+    }
+
+    #[test]
+    fn markdown_and_csv_cells_are_neutralised() {
+        assert_eq!(md("a|b <i>&\nc\x1b"), "a\\|b &lt;i&gt;&amp; c\\u{1b}");
+        for f in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx"] {
+            assert!(csv_cell(f).starts_with('\''), "{f}");
+        }
+        assert_eq!(csv_cell("aws"), "aws");
+    }
 
     #[test]
     fn figure_precision_by_magnitude() {

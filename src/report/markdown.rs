@@ -1,6 +1,7 @@
 //! `report.md`: the Markdown twin of `report.html` (devices, probes, each scenario's
 //! ranking and the catalog's dates), for reading on a forge or in a terminal.
 
+use super::fmt::md;
 use crate::catalog::Catalog;
 use crate::rank::RankReport;
 use crate::results::ResultsFile;
@@ -33,15 +34,17 @@ pub fn render_at(
         let _ = write!(
             m,
             "\n## Scenario {}\n\n{}",
-            rep.scenario.id,
+            md(&rep.scenario.id),
             super::rank::markdown(rep)
         );
     }
     let (dates, rates) = super::catalog_dates_and_rates(catalog);
     let _ = write!(
         m,
-        "\n## Catalog\n\n{} instances, prices as of {dates}; exchange rates: {rates}.\n",
+        "\n## Catalog\n\n{} instances, prices as of {}; exchange rates: {}.\n",
         catalog.instances.len(),
+        md(&dates),
+        md(&rates),
     );
     m
 }
@@ -50,24 +53,24 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
     let _ = write!(
         m,
         "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n",
-        r.adapter.name,
-        r.adapter.vendor,
-        r.adapter.device_type,
-        r.adapter.backend,
-        r.adapter.driver,
-        r.adapter.driver_info,
+        md(&r.adapter.name),
+        md(&r.adapter.vendor),
+        md(&r.adapter.device_type),
+        md(&r.adapter.backend),
+        md(&r.adapter.driver),
+        md(&r.adapter.driver_info),
         if r.adapter.software {
             "**software adapter**"
         } else {
             "hardware"
         },
-        r.created,
-        r.tool.version,
-        r.tool.git_commit,
-        name
+        md(&r.created),
+        md(&r.tool.version),
+        md(&r.tool.git_commit),
+        md(name)
     );
     for c in r.caveats() {
-        let _ = write!(m, "\n> **{c}**\n");
+        let _ = write!(m, "\n> **{}**\n", md(&c));
     }
     m.push_str("\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n");
     for p in &r.probes {
@@ -75,7 +78,9 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
         let _ = writeln!(
             m,
             "| {} | {} | {med} | {min} | {max} | {} | {n} | {val} |",
-            p.name, p.status, p.unit
+            md(&p.name),
+            p.status,
+            md(&p.unit)
         );
     }
 }

@@ -62,57 +62,45 @@ fn catalog_dates_and_rates(catalog: &Catalog) -> (String, String) {
     (dates.join(", "), rates.join("; "))
 }
 
-/// Writes `report.html` and `report.md` into `out`, via a temporary directory renamed into
-/// place: a failure leaves no partial report.
+/// Writes `report.html` and `report.md` into the directory `out` (created if missing, in an
+/// existing parent), each
+/// atomically (a temporary file beside it, renamed over it): nothing else in `out` is
+/// touched, and a failure leaves the previous report files whole. Errors name the path.
 pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.exists() {
-        bail!(
-            "--out {}: the parent directory {} does not exist",
-            out.display(),
-            parent.display()
-        );
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() && !out.exists() => {
+            bail!(
+                "--out {}: a symbolic link to nothing (dangling)",
+                out.display()
+            )
+        }
+        Ok(_) if !out.is_dir() => {
+            bail!("--out {}: exists and is not a directory", out.display())
+        }
+        _ => {}
     }
-    if out.exists() && !out.is_dir() {
-        bail!("--out {}: exists and is not a directory", out.display());
-    }
-    let name = out
-        .file_name()
-        .with_context(|| format!("--out {}: not a directory path", out.display()))?;
-    let tmp = parent.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> Result<()> {
-        std::fs::create_dir_all(&tmp).with_context(|| {
-            format!(
-                "--out {}: cannot write in {}",
+    if !out.is_dir() {
+        // Only the directory itself: a mistyped parent path is not created.
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            bail!(
+                "--out {}: the parent directory {} does not exist",
                 out.display(),
                 parent.display()
-            )
-        })?;
-        std::fs::write(tmp.join("report.html"), html)?;
-        std::fs::write(tmp.join("report.md"), md)?;
-        if out.exists() {
-            let old = parent.join(format!(
-                ".{}.old-{}",
-                name.to_string_lossy(),
-                std::process::id()
-            ));
-            std::fs::rename(out, &old)?;
-            std::fs::rename(&tmp, out)?;
-            let _ = std::fs::remove_dir_all(&old);
-        } else {
-            std::fs::rename(&tmp, out)?;
+            );
         }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir(out)
+            .with_context(|| format!("--out {}: cannot create the directory", out.display()))?;
     }
-    result
+    if !out.is_dir() {
+        bail!("--out {}: not a directory", out.display());
+    }
+    for (name, text) in [("report.html", html), ("report.md", md)] {
+        crate::files::write_atomic(&out.join(name), text.as_bytes())
+            .with_context(|| format!("--out {}", out.display()))?;
+    }
+    Ok(())
 }

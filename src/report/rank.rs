@@ -1,6 +1,6 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
-use super::fmt::money;
+use super::fmt::{csv_cell, md, money};
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -157,21 +157,21 @@ fn machines_text(r: &RankReport) -> String {
 pub fn markdown(r: &RankReport) -> String {
     let mut out = String::new();
     for l in heading(r) {
-        out.push_str(&format!("{l}  \n"));
+        out.push_str(&format!("{}  \n", md(&l)));
     }
     out.push_str(&format!(
         "\n| # | instance | region | GPUs | basis | price/h ({c}) | time/job | cost/job ({c}) | jobs per 1000 {c} |\n|---|---|---|---|---|---|---|---|---|\n",
-        c = r.currency
+        c = md(&r.currency)
     ));
     for x in &r.rows {
         out.push_str(&format!(
             "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {:.2} |\n",
             x.rank,
-            x.provider,
-            x.instance_type,
-            x.region,
+            md(&x.provider),
+            md(&x.instance_type),
+            md(&x.region),
             x.gpu_count,
-            x.gpu_name,
+            md(&x.gpu_name),
             basis(x.basis),
             money(x.price_per_hour),
             hours(x.hours_per_job),
@@ -183,7 +183,7 @@ pub fn markdown(r: &RankReport) -> String {
     if !m.is_empty() {
         out.push('\n');
         for l in m.lines() {
-            out.push_str(&format!("{l}  \n"));
+            out.push_str(&format!("{}  \n", md(l)));
         }
     }
     out
@@ -228,24 +228,24 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             .collect();
         w.write_record([
             x.rank.to_string(),
-            x.provider.clone(),
-            x.instance_type.clone(),
-            x.region.clone(),
-            x.gpu.clone(),
+            csv_cell(&x.provider),
+            csv_cell(&x.instance_type),
+            csv_cell(&x.region),
+            csv_cell(&x.gpu),
             x.gpu_count.to_string(),
             basis(x.basis).to_string(),
             x.pricing.clone(),
-            x.currency.clone(),
+            csv_cell(&x.currency),
             format!("{}", x.price_per_hour),
             format!("{}", x.hours_per_job),
             format!("{}", x.cost_per_job),
             format!("{}", x.jobs_per_currency_unit),
             x.budget_hours.map(|v| v.to_string()).unwrap_or_default(),
             x.budget_jobs.map(|v| v.to_string()).unwrap_or_default(),
-            x.price_as_of.clone(),
+            csv_cell(&x.price_as_of),
             x.price_confidence.clone(),
-            figs.join("; "),
-            x.warnings.join("; "),
+            csv_cell(&figs.join("; ")),
+            csv_cell(&x.warnings.join("; ")),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -38,11 +38,14 @@ pub fn roofline(
     ceilings: &[Ceiling],
     points: &[Point],
 ) -> String {
+    // Non-finite values are left out, and the axis ends at MAX_GFLOPS whatever the data.
     let top = ceilings
         .iter()
         .map(|c| c.gflops)
         .chain(points.iter().map(|p| p.gflops))
-        .fold(1.0, f64::max);
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max)
+        .min(MAX_GFLOPS);
     let f = Frame::new(top);
     let mut s = String::new();
     open_svg(&mut s, "roofline", f.w, f.h, title);
@@ -64,7 +67,7 @@ pub fn roofline(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#000"><title>{}</title></circle>"##,
             f.px(p.intensity.clamp(f.x0, f.x1)),
-            f.py(p.gflops.max(f.y0)),
+            f.py(p.gflops.clamp(f.y0, f.y1)),
             esc(&p.label)
         );
     }
@@ -73,6 +76,14 @@ pub fn roofline(
 }
 
 const DASHED: &str = r#" stroke-dasharray="6 4""#;
+
+/// The roofline's y axis ends here at most (1e9 GFLOPS: a hundred times any validated
+/// figure), so its tick loop has a bounded number of steps whatever the data.
+const MAX_GFLOPS: f64 = 1e9;
+
+/// At most this many ticks on an axis: the loops stop there even on values the axis
+/// clamp missed.
+const MAX_TICKS: usize = 40;
 
 fn dash(dashed: bool) -> &'static str {
     if dashed { DASHED } else { "" }
@@ -122,7 +133,10 @@ impl Frame {
     fn grid(&self, s: &mut String) {
         let (ml, mt, w, h, mr, mb) = (self.ml, self.mt, self.w, self.h, self.mr, self.mb);
         let mut x = self.x0;
-        while x <= self.x1 * 1.0001 {
+        for _ in 0..MAX_TICKS {
+            if x > self.x1 * 1.0001 {
+                break;
+            }
             let (xx, yb, yt, label) = (self.px(x), h - mb, h - mb + 15.0, tick(x));
             let _ = write!(
                 s,
@@ -131,7 +145,10 @@ impl Frame {
             x *= 4.0;
         }
         let mut y = self.y0;
-        while y <= self.y1 * 1.0001 {
+        for _ in 0..MAX_TICKS {
+            if y > self.y1 * 1.0001 {
+                break;
+            }
             let (yy, xr, xt, label) = (self.py(y), w - mr, ml - 5.0, tick(y));
             let _ = write!(
                 s,
@@ -169,6 +186,9 @@ impl Frame {
             .fold(0.0, f64::max)
             .max(1.0);
         for (bw_label, gbps, datasheet) in bandwidths {
+            if !(gbps.is_finite() && *gbps > 0.0) {
+                continue;
+            }
             let xe = (ceilings.iter().map(|c| c.gflops).fold(peak, f64::max) / gbps).min(self.x1);
             let xs = (self.y0 / gbps).max(self.x0);
             let _ = write!(
@@ -193,6 +213,9 @@ impl Frame {
     fn ceilings(&self, s: &mut String, legend: &mut Legend, ceilings: &[Ceiling]) {
         let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
         for (i, c) in ceilings.iter().enumerate() {
+            if !(c.gflops.is_finite() && c.gflops > 0.0) {
+                continue;
+            }
             let color = colors[i % colors.len()];
             let _ = write!(
                 s,
@@ -249,6 +272,7 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
     let maxv = items
         .iter()
         .map(|b| b.value)
+        .filter(|v| v.is_finite())
         .fold(0.0, f64::max)
         .max(1e-300);
     let mut s = String::new();
@@ -268,7 +292,7 @@ pub fn bars(title: &str, unit: &str, items: &[Bar]) -> String {
     );
     for (i, b) in items.iter().enumerate() {
         let y = 56.0 + row * i as f64;
-        let bw = (b.value / maxv * (w - ml - mr)).max(1.0);
+        let bw = (b.value / maxv * (w - ml - mr)).clamp(1.0, w - ml - mr);
         let fill = if b.estimated {
             "url(#hatch)"
         } else {
@@ -354,5 +378,46 @@ mod tests {
             ],
         );
         assert_eq!(b.matches("<rect x=\"330\"").count(), 3); // legend swatch + 2 bars
+    }
+
+    #[test]
+    fn extreme_values_end_and_stay_small() {
+        for v in [
+            5e307,
+            5e304 * 1e3,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            0.0,
+            -1.0,
+            1e-300,
+        ] {
+            let c = |gflops| Ceiling {
+                label: "x".into(),
+                gflops,
+                datasheet: true,
+            };
+            let r = roofline(
+                "t",
+                &[("bw".into(), v, false)],
+                &[c(v), c(70.0)],
+                &[Point {
+                    label: "p".into(),
+                    intensity: v,
+                    gflops: v,
+                }],
+            );
+            assert!(r.len() < 100_000, "{v}: {} bytes", r.len());
+            let b = bars(
+                "t",
+                "u",
+                &[Bar {
+                    label: "a".into(),
+                    value: v,
+                    estimated: false,
+                }],
+            );
+            assert!(b.len() < 10_000, "{v}");
+        }
     }
 }
