@@ -46,6 +46,7 @@ pub const MAX_NAME_CHARS: usize = 256;
 pub fn unit_range(unit: &str) -> Option<(f64, f64, &'static str)> {
     match unit {
         "GFLOPS" => Some((f64::MIN_POSITIVE, 1e7, "0 < GFLOPS <= 1e7")),
+        "GOPS" => Some((f64::MIN_POSITIVE, 1e8, "0 < GOPS <= 1e8")),
         "GB/s" => Some((f64::MIN_POSITIVE, 1e6, "0 < GB/s <= 1e6")),
         "us" => Some((1e-3, 1e9, "1e-3 <= us <= 1e9")),
         _ => None,
@@ -563,6 +564,17 @@ mod tests {
         assert_eq!(r.best(FigureKey::MatmulF64), Some(2e6));
         assert_eq!(r.best(FigureKey::LatencyRoundTrip), Some(1e-3));
         assert_eq!(r.best(FigureKey::MatmulF16), None);
+    }
+
+    #[test]
+    fn every_figure_unit_has_a_physical_range() {
+        for k in FigureKey::ALL {
+            assert!(
+                unit_range(k.info().unit).is_some(),
+                "{k:?} in {}",
+                k.info().unit
+            );
+        }
     }
 
     #[test]

@@ -42,9 +42,14 @@ struct FaultRun {
     took: Duration,
 }
 
+/// Fault runs one at a time: the hang faults calibrate a spin kernel against the watchdog,
+/// and two software-adapter runs sharing two cores would throw the calibration off.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `bench --quick --probes PROBES --array-mib 8 --inject-fault FAULT` plus `extra`.
 fn with_fault(fault: &str, probes: &str, extra: &[&str]) -> Option<FaultRun> {
     common::gpu()?;
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.json");
     let t0 = Instant::now();
