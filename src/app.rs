@@ -402,6 +402,7 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
         top: s.top,
         budget: s.budget,
         filters: filters(&s.filters)?,
+        include_reported: s.include_reported,
     })
 }
 
@@ -528,6 +529,7 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
         top: Some(a.top),
         budget: None,
         filters: Filters::default(),
+        include_reported: false,
     };
     for s in &scenarios.scenarios {
         let r = rank::rank(&c, &findings, s, &results, &opts)?;

@@ -102,7 +102,32 @@ pub struct Price {
     pub currency: String,
     /// Only "hour" is understood.
     pub per: String,
+    /// Where the price stands: `list` (a provider's API or pricing page, or a named, dated
+    /// catalog snapshot of them) or `reported` (an article, a forum, a quote: unverified).
+    /// Absent: `list` for rows of high or medium confidence, else `reported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
 }
+
+/// A price's provenance tier. Rankings use `list` prices unless told to include the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    List,
+    Reported,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::List => "list",
+            Tier::Reported => "reported",
+        }
+    }
+}
+
+/// Prices and exchange rates older than this many months are flagged as stale.
+pub const STALE_MONTHS: i64 = 6;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -131,6 +156,9 @@ pub struct Instance {
     pub source: String,
     pub as_of: String,
     pub confidence: Confidence,
+    /// The date the provider stopped selling this type: kept for reference, never ranked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
 }
@@ -190,6 +218,14 @@ impl Filters {
 }
 
 impl Instance {
+    /// The provenance tier of one of this row's prices (stated, or from the row's confidence).
+    pub fn tier(&self, price: &Price) -> Tier {
+        price.tier.unwrap_or(match self.confidence {
+            Confidence::High | Confidence::Medium => Tier::List,
+            Confidence::Low | Confidence::Estimate => Tier::Reported,
+        })
+    }
+
     pub fn key(&self) -> String {
         format!("{}/{}/{}", self.provider, self.instance_type, self.region)
     }
@@ -485,6 +521,38 @@ fn count_in_name(name: &str) -> Option<u32> {
     None
 }
 
+/// Check step: a retired row has a valid retirement date; a price older than `STALE_MONTHS`
+/// is flagged, with how to refresh it.
+fn check_freshness(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+    if let Some(r) = &inst.retired
+        && let Err(e) = crate::files::check_date(r)
+    {
+        out.push(
+            Severity::Error,
+            at.file,
+            format!("{}.retired", at.path),
+            at.row.clone(),
+            e,
+        );
+    }
+    if inst.retired.is_none()
+        && let Some(m) = crate::files::months_ago(&inst.as_of)
+        && m > STALE_MONTHS
+        && !inst.prices.is_empty()
+    {
+        out.push(
+            Severity::Warning,
+            at.file,
+            format!("{}.as_of", at.path),
+            at.row.clone(),
+            format!(
+                "stale price: as of {}, {m} months ago (over {STALE_MONTHS}); refresh it from a current catalog snapshot (--catalog-add a SkyPilot CSV) or the provider's pricing page",
+                inst.as_of
+            ),
+        );
+    }
+}
+
 /// Findings collected by `Catalog::check`, in the order the checks find them.
 #[derive(Default)]
 struct Findings(Vec<Finding>);
@@ -585,6 +653,23 @@ impl Catalog {
 
     /// Check step: every currency has a positive rate and an as-of date.
     fn check_currencies(&self, main: &str, out: &mut Findings) {
+        for (code, c) in &self.currencies {
+            if let Some(m) = crate::files::months_ago(&c.as_of)
+                && m > STALE_MONTHS
+                && code != "USD"
+            {
+                out.push(
+                    Severity::Warning,
+                    main,
+                    format!("currencies.{code}.as_of"),
+                    code.clone(),
+                    format!(
+                        "stale exchange rate: as of {}, {m} months ago (over {STALE_MONTHS}); give a current one in a --catalog-add file",
+                        c.as_of
+                    ),
+                );
+            }
+        }
         for (code, c) in &self.currencies {
             if !(c.per_usd.is_finite() && (1e-6..=1e6).contains(&c.per_usd)) {
                 out.push(
@@ -704,6 +789,7 @@ impl Catalog {
                 );
             }
             self.check_instance_fields(inst, &at, out);
+            check_freshness(inst, &at, out);
             self.check_instance_memory(inst, &at, out);
             self.check_instance_prices(inst, &at, out);
             check_spot_against_on_demand(inst, &at, out);

@@ -315,6 +315,7 @@ fn group_instances(
             source: format!("imported from {name}"),
             as_of: as_of.to_string(),
             confidence: Confidence::Medium,
+            retired: None,
             notes: Some(notes.join("; ")),
         });
     }
@@ -334,6 +335,8 @@ fn zone_prices(rs: &[(Row, String)]) -> (BTreeMap<PricingModel, Price>, Vec<Stri
                 amount: p,
                 currency: "USD".into(),
                 per: "hour".into(),
+                // A dated snapshot of the providers' own prices.
+                tier: Some(crate::catalog::Tier::List),
             },
         );
     }
@@ -347,6 +350,8 @@ fn zone_prices(rs: &[(Row, String)]) -> (BTreeMap<PricingModel, Price>, Vec<Stri
                 amount: med,
                 currency: "USD".into(),
                 per: "hour".into(),
+                // A dated snapshot of the providers' own prices.
+                tier: Some(crate::catalog::Tier::List),
             },
         );
     }

@@ -275,6 +275,10 @@ pub struct RankSettings {
     /// What this amount (in --currency) buys on each instance: hours and jobs finished.
     #[arg(long, value_name = "AMOUNT")]
     pub budget: Option<f64>,
+    /// Rank `reported` prices too (articles, forums, quotes: unverified), marked as such;
+    /// by default only `list` prices (provider pages, APIs, dated catalog snapshots) rank.
+    #[arg(long)]
+    pub include_reported: bool,
     /// Rank even when --catalog/--catalog-add files have rows with errors (those rows are
     /// left out and listed); without it such files are refused.
     #[arg(long)]

@@ -194,6 +194,17 @@ pub fn check_date(s: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Whole months from a valid as-of date (`YYYY-MM-DD`, `YYYY-MM` or `YYYY`; a month or year
+/// alone counts from its end) to today; None when the date does not parse.
+pub fn months_ago(s: &str) -> Option<i64> {
+    check_date(s).ok()?;
+    let mut parts = s.split('-');
+    let y: i64 = parts.next()?.parse().ok()?;
+    let m: i64 = parts.next().map_or(Some(12), |p| p.parse().ok())?;
+    let (ty, tm, _) = today();
+    Some((ty * 12 + i64::from(tm)) - (y * 12 + m))
+}
+
 /// The current time as RFC 3339 UTC, to the second.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()

@@ -26,6 +26,7 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
                 top: None,
                 budget: Some(1000.0),
                 filters: Filters::default(),
+                include_reported: false,
             };
             if let Ok(r) = crate::rank::rank(c, &findings, sc, results, &opts) {
                 let _ = crate::report::rank::table(&r, true);
@@ -102,6 +103,7 @@ pub fn report(data: &[u8]) -> Outcome {
             top: None,
             budget: None,
             filters: Filters::default(),
+            include_reported: false,
         };
         if let Ok(r) = crate::rank::rank(&c, &findings, sc, &named, &opts) {
             let _ = crate::report::rank::table(&r, true);

@@ -2,7 +2,7 @@
 //! (measured, or datasheet x efficiency: estimated), price, time and cost to finish the
 //! scenario's job, value, and what a budget buys.
 
-use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity};
+use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity, Tier};
 use crate::results::ResultsFile;
 use crate::scenario::{Figure, Scenario};
 use anyhow::Result;
@@ -18,6 +18,8 @@ pub struct RankOptions {
     pub top: Option<usize>,
     pub budget: Option<f64>,
     pub filters: Filters,
+    /// Rank `reported` (unverified) prices too, marked; by default only `list` prices.
+    pub include_reported: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +67,8 @@ pub struct RankRow {
     pub pricing: String,
     pub price_as_of: String,
     pub price_confidence: String,
+    /// `list` or `reported` (ranked only with --include-reported).
+    pub price_tier: String,
     pub hours_per_job: f64,
     pub jobs_per_hour: f64,
     pub cost_per_job: f64,
@@ -420,9 +424,18 @@ impl Costing<'_> {
         if let Admission::TooSmall(why) = admission {
             return Ok(Some(Err(why)));
         }
+        if let Some(date) = &inst.retired {
+            return Ok(Some(Err(format!("retired on {date}: no longer sold"))));
+        }
         let Some(price) = inst.prices.get(&self.opts.pricing) else {
             return Ok(Some(Err(format!("no {} price", self.opts.pricing.name()))));
         };
+        if inst.tier(price) == Tier::Reported && !self.opts.include_reported {
+            return Ok(Some(Err(
+                "reported price (unverified: not a list price); --include-reported ranks it, marked"
+                    .into(),
+            )));
+        }
         let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
         if bad_gpus.contains(&gpu.id) {
             return Ok(Some(Err(format!(
@@ -512,6 +525,12 @@ impl Costing<'_> {
             pricing: self.opts.pricing.name().into(),
             price_as_of: inst.as_of.clone(),
             price_confidence: format!("{:?}", inst.confidence).to_lowercase(),
+            price_tier: inst
+                .prices
+                .get(&self.opts.pricing)
+                .map_or(Tier::List, |p| inst.tier(p))
+                .name()
+                .into(),
             hours_per_job: hours,
             jobs_per_hour: 1.0 / hours,
             cost_per_job: cost,

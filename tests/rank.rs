@@ -50,6 +50,8 @@ fn opts(pricing: PricingModel, currency: &str, budget: Option<f64>) -> RankOptio
         top: None,
         budget,
         filters: Filters::default(),
+        // "q two" has a low-confidence (so reported) price: the arithmetic tests rank it.
+        include_reported: true,
     }
 }
 
@@ -180,4 +182,54 @@ fn golden_markdown_is_stable() {
     }
     let want = std::fs::read_to_string(path).expect("golden file (UPDATE_GOLDEN=1 writes it)");
     assert_eq!(got, want);
+}
+
+#[test]
+fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
+    let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
+    let sc = s.get("flops").unwrap();
+    let c = Catalog::parse(CATALOG, "test.json").unwrap();
+    let f = c.check();
+    let mut o = opts(PricingModel::OnDemand, "USD", None);
+    // By default only list prices rank: "q two" (low confidence, so reported) does not.
+    o.include_reported = false;
+    let r = rank(&c, &f, sc, &[], &o).unwrap();
+    let ranked: Vec<_> = r.rows.iter().map(|x| x.instance_type.as_str()).collect();
+    assert_eq!(ranked, ["one"], "{:?}", r.excluded);
+    let two = r
+        .excluded
+        .iter()
+        .find(|e| e.instance == "q/two/r2")
+        .unwrap();
+    assert!(two.reason.contains("reported price"), "{}", two.reason);
+    // Asked for, it ranks, marked in every output.
+    o.include_reported = true;
+    let r = rank(&c, &f, sc, &[], &o).unwrap();
+    let two = r.rows.iter().find(|x| x.instance_type == "two").unwrap();
+    assert_eq!(two.price_tier, "reported");
+    assert!(gpuvalue::report::rank::markdown(&r).contains("(REPORTED)"));
+    assert!(gpuvalue::report::rank::table(&r, false).contains("REPORTED"));
+    assert!(
+        gpuvalue::report::rank::csv(&r)
+            .unwrap()
+            .contains(",reported")
+    );
+    // A retired row never ranks, whatever is included.
+    let retired = CATALOG.replacen(
+        r#""confidence": "high"},"#,
+        r#""confidence": "high", "retired": "2026-02"},"#,
+        1,
+    );
+    let c = Catalog::parse(&retired, "test.json").unwrap();
+    let r = rank(&c, &c.check(), sc, &[], &o).unwrap();
+    assert!(
+        !r.rows.iter().any(|x| x.instance_type == "one"),
+        "a retired row ranked"
+    );
+    let one = r
+        .excluded
+        .iter()
+        .find(|e| e.instance == "p/one/r1")
+        .unwrap();
+    assert!(one.reason.contains("retired on 2026-02"), "{}", one.reason);
 }

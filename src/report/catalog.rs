@@ -1,7 +1,7 @@
 //! The catalog listing: instances with their GPU, price in the chosen currency and model,
 //! source, date and confidence.
 
-use crate::catalog::{Admission, Catalog, Filters, Finding, PricingModel, Severity};
+use crate::catalog::{Admission, Catalog, Filters, Finding, PricingModel, Severity, Tier};
 use anyhow::Result;
 use serde::Serialize;
 use tabled::settings::Style;
@@ -65,8 +65,12 @@ pub fn rows(
             "ERROR (not ranked)".to_string()
         } else if !mine.is_empty() {
             "warning".to_string()
+        } else if let Some(r) = &inst.retired {
+            format!("retired {r} (not ranked)")
         } else if price.is_none() {
             format!("no {} price", model.name())
+        } else if price.is_some_and(|p| inst.tier(p) == Tier::Reported) {
+            "REPORTED price (ranked only with --include-reported)".to_string()
         } else {
             "ok".to_string()
         };

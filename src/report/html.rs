@@ -222,7 +222,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             figure(x.hours_per_job),
             figure(x.cost_per_job),
             esc(&x.price_as_of),
-            esc(&x.price_confidence)
+            esc(&super::rank::tier_and_confidence(x))
         );
     }
     s.push_str("</table>");

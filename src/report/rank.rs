@@ -91,7 +91,7 @@ pub fn table(r: &RankReport, list_excluded: bool) -> String {
                 money(x.price_per_hour),
                 x.currency,
                 x.price_as_of,
-                x.price_confidence
+                tier_and_confidence(x)
             ),
             time: hours(x.hours_per_job),
             cost: format!("{} {}", money(x.cost_per_job), x.currency),
@@ -173,7 +173,7 @@ pub fn markdown(r: &RankReport) -> String {
             x.gpu_count,
             md(&x.gpu_name),
             basis(x.basis),
-            money(x.price_per_hour),
+            price_cell(x),
             hours(x.hours_per_job),
             money(x.cost_per_job),
             1000.0 * x.jobs_per_currency_unit
@@ -209,6 +209,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "budget_jobs",
         "price_as_of",
         "price_confidence",
+        "price_tier",
         "figures",
         "warnings",
     ])?;
@@ -244,9 +245,28 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             x.budget_jobs.map(|v| v.to_string()).unwrap_or_default(),
             csv_cell(&x.price_as_of),
             x.price_confidence.clone(),
+            x.price_tier.clone(),
             csv_cell(&figs.join("; ")),
             csv_cell(&x.warnings.join("; ")),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// A price, marked when it is `reported` (unverified).
+fn price_cell(x: &crate::rank::RankRow) -> String {
+    if x.price_tier == "reported" {
+        format!("{} (REPORTED)", money(x.price_per_hour))
+    } else {
+        money(x.price_per_hour)
+    }
+}
+
+/// The price's provenance for people: `list, high` or `REPORTED, low` (unverified).
+pub fn tier_and_confidence(x: &crate::rank::RankRow) -> String {
+    if x.price_tier == "reported" {
+        format!("REPORTED, {}", x.price_confidence)
+    } else {
+        format!("{}, {}", x.price_tier, x.price_confidence)
+    }
 }
