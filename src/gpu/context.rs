@@ -459,6 +459,26 @@ impl Gpu {
         })
     }
 
+    /// A bind group for group 0 of `pipeline`: each buffer bound whole at its binding.
+    pub fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        entries: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        let e: Vec<wgpu::BindGroupEntry> = entries
+            .iter()
+            .map(|(binding, buf)| wgpu::BindGroupEntry {
+                binding: *binding,
+                resource: buf.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &e,
+        })
+    }
+
     pub fn storage_buffer(&self, label: &str, size: u64) -> Result<wgpu::Buffer> {
         self.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),

@@ -4,7 +4,7 @@
 //! on. Where the adapter offers no 16x16x16 f16 -> f32 shape (lavapipe has none; Vulkan
 //! needs VK_KHR_cooperative_matrix) the result is `unsupported`, with the reason.
 
-use super::{Ctx, measure};
+use super::Ctx;
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::gpu::context::{KernelSpec, RuntimeChecks};
@@ -105,24 +105,9 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
         (3, &dims),
         (4, &zeros),
     ];
-    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("matmul coop"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries.map(|(binding, b)| wgpu::BindGroupEntry {
-            binding,
-            resource: b.as_entire_binding(),
-        }),
-    });
+    let bind = gpu.bind(&pipeline, &entries);
     let groups = ((p.n / BLOCK) as u32, (p.m / BLOCK) as u32);
-    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-            }
-        })
-    })?;
+    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups)?;
     let got: Vec<f32> = gpu.read(&c_buf, p.m * p.n)?;
     let (err, rows) = check(&a, &b, &got, d, p);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;

@@ -2,7 +2,7 @@
 //! int8 inference runs on where there is no matrix engine. Inputs are random signed bytes,
 //! the output 32-bit sums, checked exactly against the CPU on sampled rows.
 
-use super::{Ctx, measure};
+use super::Ctx;
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::gpu::context::{KernelSpec, RuntimeChecks};
@@ -125,26 +125,9 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
         checks: RuntimeChecks::unless(ctx.trusted),
         ..KernelSpec::new("matmul int8", &src)
     })?;
-    let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("matmul int8"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[(0, &a), (1, &bt), (2, &c), (3, &dims)].map(|(binding, b)| {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            }
-        }),
-    });
+    let bind = gpu.bind(&pipeline, &[(0, &a), (1, &bt), (2, &c), (3, &dims)]);
     let groups = ((p.m as u32) / (TM * WG), (p.n / TN) as u32);
-    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-            }
-        })
-    })?;
+    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups)?;
     let got: Vec<i32> = gpu.read(&c, p.m * p.n)?;
     let rows = rows_to_check(d, CHECK_BUDGET);
     let wrong = rows

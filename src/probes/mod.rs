@@ -109,6 +109,25 @@ pub fn step(
     }
 }
 
+/// Times `iters` dispatches of `groups` workgroups of one pipeline per sample, under the
+/// probe's plan (the reduced one when a quick run is behind).
+pub fn time_dispatches(
+    ctx: &Ctx<'_>,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    groups: (u32, u32),
+) -> anyhow::Result<measure::TimingInfo> {
+    measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
+        ctx.timer.time_pass(&mut |pass| {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        })
+    })
+}
+
 /// Everything a probe needs.
 pub struct Ctx<'a> {
     pub gpu: &'a Gpu,

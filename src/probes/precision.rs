@@ -153,21 +153,6 @@ fn pipeline(
     gpu.wgsl_pipeline(label, &source, constants)
 }
 
-fn bind(gpu: &Gpu, p: &wgpu::ComputePipeline, entries: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
-    let e: Vec<wgpu::BindGroupEntry> = entries
-        .iter()
-        .map(|(b, buf)| wgpu::BindGroupEntry {
-            binding: *b,
-            resource: buf.as_entire_binding(),
-        })
-        .collect();
-    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &p.get_bind_group_layout(0),
-        entries: &e,
-    })
-}
-
 fn significant_bits(x: f32) -> u32 {
     if x == 0.0 {
         return 0;
@@ -261,7 +246,7 @@ fn run_self_test_kernel(
             ("BROKEN_PROD", f64::from(u8::from(broken.plain_product))),
         ],
     )?;
-    let bg = bind(gpu, &p, &[(0, &inp), (1, &outp), (7, &guard)]);
+    let bg = gpu.bind(&p, &[(0, &inp), (1, &outp), (7, &guard)]);
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
@@ -391,8 +376,7 @@ pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<Op
     let out = gpu.storage_buffer("ops out", (n4 * 8 * 16) as u64)?;
     let guard = guard_buffer(gpu)?;
     let p = pipeline(gpu, "df64 ops", ops_source(), &[])?;
-    let bg = bind(
-        gpu,
+    let bg = gpu.bind(
         &p,
         &[
             (0, &bufs[0]),
@@ -697,8 +681,7 @@ fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Res
             ("USE_FMA", f64::from(u8::from(use_fma))),
         ],
     )?;
-    let bg = bind(
-        gpu,
+    let bg = gpu.bind(
         &pipe,
         &[
             (0, &bufs[0]),
@@ -753,8 +736,7 @@ fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Resul
     ];
     gpu.poison(&bufs[2], f32::NAN.to_bits());
     let pipe = pipeline(gpu, "matmul", source, &[("WG", f64::from(WG))])?;
-    let bg = bind(
-        gpu,
+    let bg = gpu.bind(
         &pipe,
         &[(0, &bufs[0]), (1, &bufs[1]), (2, &bufs[2]), (3, c.dims)],
     );
