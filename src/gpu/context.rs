@@ -593,9 +593,21 @@ pub fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> 
         let _ = tx.send(r);
     });
     gpu.wait()?;
-    rx.try_recv()
-        .map_err(|_| anyhow!("the device finished but the buffer was not mapped"))?
-        .map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;
+    // The work is done, but when another thread polls the same device at the same time its
+    // poll may be the one firing this callback: give it a moment (polling without blocking)
+    // rather than calling a finished map unmapped.
+    let t0 = Instant::now();
+    let mapped = loop {
+        match rx.try_recv() {
+            Ok(r) => break r,
+            Err(_) if t0.elapsed() < Duration::from_secs(5) => {
+                let _ = gpu.device.poll(wgpu::PollType::Poll);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(_) => bail!("the device finished but the buffer was not mapped within 5 s"),
+        }
+    };
+    mapped.map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;
     let out = slice
         .get_mapped_range()
         .map_err(|e| anyhow!("mapped range: {e:?}"))?
