@@ -1111,8 +1111,8 @@ mod tests {
             ("AMD Radeon Graphics (gfx942)", Some("mi300x")),
             ("NVIDIA GeForce RTX 4090", Some("rtx-4090")),
             ("Tesla V100-SXM2-16GB", Some("v100-sxm2-16gb")),
+            ("NVIDIA A100-PCIE-40GB", Some("a100-40gb-pcie")),
             // Near misses: another memory size, form factor or product must not match.
-            ("NVIDIA A100-PCIE-40GB", None),
             ("NVIDIA A100", None),
             ("NVIDIA H100 NVL", None),
             ("NVIDIA H200 NVL", None),
