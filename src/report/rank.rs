@@ -115,7 +115,7 @@ pub fn table(r: &RankReport, list_excluded: bool) -> String {
         }
     } else if !r.excluded.is_empty() {
         out.push_str(&format!(
-            "{} catalog instances not ranked (no price of this kind, missing figures, catalog errors): `gpuvalue rank --scenario {}` lists them\n",
+            "{} catalog instances not ranked (no price of this kind, reported prices without --include-reported, retired types, missing figures, catalog errors): `gpuvalue rank --scenario {}` lists them\n",
             r.excluded.len(),
             r.scenario.id
         ));
