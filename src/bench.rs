@@ -8,6 +8,7 @@ use crate::host::HostInfo;
 use crate::interrupt;
 use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
 use crate::reference::Dims;
+use crate::report::fmt::{term, term_text};
 use crate::results::{
     Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status, now_rfc3339,
 };
@@ -133,7 +134,8 @@ fn lock_outputs(
     generated: bool,
 ) -> Result<Vec<(PathBuf, Option<runs::OutputLock>)>> {
     let unlocked = |e: anyhow::Error| {
-        eprintln!("warning: {e:#}; the results file is not locked against other runs");
+        let e = term_text(&format!("{e:#}"));
+        eprintln!("warning: {e}; the results file is not locked against other runs");
         None
     };
     let mut out = Vec::new();
@@ -379,7 +381,7 @@ impl<'a> AdapterRun<'a> {
         if info.software && !opts.quiet {
             eprintln!(
                 "note: {} is a software adapter (the CPU): its figures say nothing about GPU speed",
-                info.name
+                term(&info.name)
             );
         }
         let adapter = list.adapters[idx].clone();
@@ -388,7 +390,8 @@ impl<'a> AdapterRun<'a> {
         let registration = match runs::Registration::new(&path, &info.name) {
             Ok(r) => Some(std::sync::Arc::new(r)),
             Err(e) => {
-                eprintln!("warning: {e:#}; other gpuvalue runs will not be detected");
+                let e = term_text(&format!("{e:#}"));
+                eprintln!("warning: {e}; other gpuvalue runs will not be detected");
                 None
             }
         };
