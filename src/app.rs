@@ -148,12 +148,12 @@ fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> {
 }
 
 fn show(a: cli::ShowArgs) -> Result<ExitCode> {
-    let files: Vec<ResultsFile> = a
-        .files
+    let paths = crate::files::expand_dirs(&a.files)?;
+    let files: Vec<ResultsFile> = paths
         .iter()
         .map(|p| ResultsFile::load(p))
         .collect::<Result<_>>()?;
-    print_show(&files, &a.files, a.output.format())?;
+    print_show(&files, &paths, a.output.format())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -368,7 +368,8 @@ fn distinct_files(paths: &[std::path::PathBuf]) -> Vec<&std::path::PathBuf> {
 }
 
 fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
-    distinct_files(paths)
+    let paths = crate::files::expand_dirs(paths)?;
+    distinct_files(&paths)
         .into_iter()
         .map(|p| {
             let r = ResultsFile::load(p)?;

@@ -46,7 +46,7 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Results files from `gpuvalue bench`.
+    /// Results files from `gpuvalue bench`, or directories of them (their *.json files).
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// Scenarios to rank (repeatable; default: all).
@@ -290,7 +290,8 @@ pub struct RankArgs {
     /// Scenario id: training, inference, hpc, or one from --scenarios.
     #[arg(long, short = 's', default_value = "training")]
     pub scenario: String,
-    /// Results files from `gpuvalue bench` (measured figures for their GPUs).
+    /// Results files from `gpuvalue bench` (measured figures for their GPUs), or directories
+    /// of them (their *.json files).
     #[arg(long, short = 'r', value_name = "FILE")]
     pub results: Vec<PathBuf>,
     #[command(flatten)]
@@ -460,7 +461,7 @@ fn parse_fault(s: &str) -> Result<crate::gpu::fault::FaultSpec, String> {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// Results files written by `gpuvalue bench`.
+    /// Results files written by `gpuvalue bench`, or directories of them (their *.json files).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     #[command(flatten)]

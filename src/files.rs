@@ -205,6 +205,37 @@ pub fn months_ago(s: &str) -> Option<i64> {
     Some((ty * 12 + i64::from(tm)) - (y * 12 + m))
 }
 
+/// `paths` with every directory replaced by its `.json` files (sorted; hidden files left
+/// out), so a folder of results from many machines can be given as one argument. A folder
+/// without any is an error naming it.
+pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            out.push(p.clone());
+            continue;
+        }
+        let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("cannot list directory {}", p.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|f| {
+                let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.is_some_and(|n| n.ends_with(".json") && !n.starts_with('.')) && f.is_file()
+            })
+            .collect();
+        if found.is_empty() {
+            bail!(
+                "{}: a directory with no results files (*.json) in it",
+                p.display()
+            );
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 /// The current time as RFC 3339 UTC, to the second.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()

@@ -540,3 +540,38 @@ fn a_quick_run_over_its_budget_still_measures_every_figure() {
         );
     }
 }
+
+/// A folder of results files (a fleet's, say) is one argument to show, rank and report; an
+/// empty one is refused by name.
+#[test]
+fn directories_of_results_files_are_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results-lavapipe.json"
+    );
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for name in ["a.json", "b.json"] {
+        std::fs::copy(fixture, runs.join(name)).unwrap();
+    }
+    std::fs::write(runs.join("notes.txt"), "not a results file").unwrap();
+    let runs_s = runs.to_str().unwrap();
+    let o = gpuvalue(&["show", runs_s, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().map(|a| a.len()), Some(2), "{v}");
+    let o = gpuvalue(&["rank", "--results", runs_s, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["machines"].as_array().map(|a| a.len()), Some(2));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = gpuvalue(&["show", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("empty") && stderr(&o).contains("no results files"),
+        "{}",
+        stderr(&o)
+    );
+}
