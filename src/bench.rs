@@ -1,6 +1,7 @@
 //! The bench driver: open each chosen adapter, run the probes in turn, rewrite the results
 //! file atomically after every probe result, show progress on a terminal.
 
+use crate::files::now_rfc3339;
 use crate::gpu::context::{Halt, Watchdog};
 use crate::gpu::fault::FaultSpec;
 use crate::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
@@ -9,9 +10,7 @@ use crate::interrupt;
 use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
 use crate::reference::Dims;
 use crate::report::fmt::{term, term_text};
-use crate::results::{
-    Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status, now_rfc3339,
-};
+use crate::results::{Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status};
 use crate::runs;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -233,7 +232,7 @@ impl BenchOptions {
             trusted: true,
             timestamps: true,
             probe_timeout: None,
-            wait_timeout: Duration::from_secs(60),
+            wait_timeout: Duration::from_secs_f64(DEFAULT_WAIT_TIMEOUT_S),
             inject_fault: None,
             args: std::env::args().collect(),
         }
@@ -260,6 +259,8 @@ impl BenchOptions {
 /// The default time budget of a quick run, seconds (a full run: `FULL_BUDGET_S`).
 pub const QUICK_BUDGET_S: u64 = 45;
 pub const FULL_BUDGET_S: u64 = 600;
+/// The default watchdog for one wait on the GPU, seconds (`--wait-timeout`).
+pub const DEFAULT_WAIT_TIMEOUT_S: f64 = 60.0;
 
 /// Runs the bench on every chosen adapter in turn: one results file each, rewritten after
 /// every probe result.

@@ -71,7 +71,7 @@ pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
         .filter(|s| !s.is_empty() && s != ".")
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
         .unwrap_or_else(|| "csv".into());
-    let data = crate::catalog::read_bounded(path, "CSV catalog")?;
+    let data = crate::files::read_bounded(path, "CSV catalog")?;
     parse(&data, &name, &provider, as_of)
 }
 

@@ -384,7 +384,7 @@ pub struct BenchArgs {
     /// Watchdog: GPU work submitted in one go (a timed sample is sized to tens of
     /// milliseconds) that has not finished after this many seconds fails its probe; the run
     /// goes on once the device has drained, for up to 5x this long.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::bench::DEFAULT_WAIT_TIMEOUT_S, value_parser = positive_seconds)]
     pub wait_timeout: f64,
     /// For testing the tool: inject one fault, KIND@PROBE, KIND one of oom, compile, lost,
     /// hang, stuck, panic (e.g. `lost@stream`).

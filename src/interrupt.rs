@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
-/// Temporary files being written right now (see `results::write_atomic`).
+/// Temporary files being written right now (see `files::write_atomic`).
 static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Exit status of an interrupted run (128 + SIGINT, as shells report it).

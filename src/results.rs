@@ -26,7 +26,7 @@
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
 use crate::figure::FigureKey;
-pub use crate::files::{now_rfc3339, write_atomic};
+use crate::files::{now_rfc3339, write_atomic};
 use crate::host::HostInfo;
 use crate::model::{AdapterSummary, OtherRun, TimingInfo};
 use crate::stats::Summary;
@@ -84,6 +84,16 @@ pub struct Validation {
     pub passed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+impl Validation {
+    /// The reason of a result whose error exceeds its tolerance.
+    pub fn tolerance_exceeded(&self) -> String {
+        format!(
+            "validation failed: error {:.3e} > tolerance {:.0e}",
+            self.error, self.tolerance
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

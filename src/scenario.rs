@@ -10,8 +10,9 @@
 //! (FLOP at matmul GFLOPS, bytes at STREAM GB/s) and `work x cost` for latency figures
 //! (dispatches at the per-dispatch cost). The work amounts are the scenario's weights.
 
-use crate::catalog::{Gpu, parse_json};
+use crate::catalog::Gpu;
 use crate::figure::FigureKey;
+use crate::files::parse_json;
 use crate::results::ResultsFile;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -118,10 +119,10 @@ impl Figure {
     /// for matmul, over sizes).
     pub fn measured(self, r: &ResultsFile) -> Option<f64> {
         let found = self.sources().iter().filter_map(|&k| r.best(k));
-        if self == Figure::LatencyDispatch {
-            found.reduce(f64::min)
-        } else {
+        if self.sources()[0].info().higher_is_better {
             found.reduce(f64::max)
+        } else {
+            found.reduce(f64::min)
         }
     }
 }
@@ -222,7 +223,7 @@ impl ScenarioFile {
     }
 
     pub fn load(path: &Path) -> Result<ScenarioFile> {
-        let text = crate::catalog::read_text(path, "scenarios file")?;
+        let text = crate::files::read_text(path, "scenarios file")?;
         Self::parse(&text, &path.display().to_string())
     }
 

@@ -285,7 +285,7 @@ fn oversized_inputs_are_refused_before_they_are_read_whole() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("huge.json");
     let f = std::fs::File::create(&p).unwrap();
-    f.set_len(gpuvalue::catalog::MAX_INPUT_BYTES + 1).unwrap();
+    f.set_len(gpuvalue::files::MAX_INPUT_BYTES + 1).unwrap();
     let e = gpuvalue::catalog::Catalog::load(&p)
         .unwrap_err()
         .to_string();

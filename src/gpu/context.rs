@@ -28,10 +28,6 @@ impl RuntimeChecks {
             RuntimeChecks::On
         }
     }
-
-    pub fn enabled(self) -> bool {
-        self == RuntimeChecks::On
-    }
 }
 
 /// A WGSL kernel to build: source, entry point, override constants, layout (derived from

@@ -126,7 +126,7 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
             d.m
         )),
     };
-    Ok(res.validated(validation, value, super::matmul::tolerance_exceeded))
+    Ok(res.validated(validation, value, Validation::tolerance_exceeded))
 }
 
 /// Relative Frobenius error of sampled rows of C against f64 sums of the f16 inputs (a

@@ -1075,15 +1075,7 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
         )),
     };
     res.timing = Some(run.timing);
-    res.validated(validation, run.gflops, tolerance_exceeded)
-}
-
-/// The reason of a result whose error exceeds its tolerance.
-pub fn tolerance_exceeded(v: &Validation) -> String {
-    format!(
-        "validation failed: error {:.3e} > tolerance {:.0e}",
-        v.error, v.tolerance
-    )
+    res.validated(validation, run.gflops, Validation::tolerance_exceeded)
 }
 
 /// The matmul probe, as registered in `probes::REGISTRY`.

@@ -906,7 +906,7 @@ fn measure_size(
                 )),
             };
             res.timing = Some(m.timing);
-            res.validated(validation, m.gflops, super::matmul::tolerance_exceeded)
+            res.validated(validation, m.gflops, Validation::tolerance_exceeded)
         }
         (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
     }

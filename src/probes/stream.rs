@@ -527,7 +527,7 @@ fn finish(
     let moved = (r + w) as f64 * bytes as f64;
     let value = timing.time_per_iter_s.map(|t| moved / t * 1e-9, true);
     res.timing = Some(timing);
-    res.validated(validation, value, super::matmul::tolerance_exceeded)
+    res.validated(validation, value, Validation::tolerance_exceeded)
 }
 
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
@@ -578,8 +578,9 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     }
 }
 
-/// One kernel: short trials of each configuration on shared arrays, then the fastest valid
-/// one measured in full on fresh data. Gives the result and the configuration measured.
+/// One kernel: short trials of each configuration on shared arrays (none when there is only
+/// one), then the chosen one measured in full on fresh data. Gives the result and the
+/// configuration measured.
 fn tune_and_measure(
     ctx: &Ctx<'_>,
     k: Kernel,
@@ -588,16 +589,43 @@ fn tune_and_measure(
     why: &str,
     (configs, tune_plan): (&[(u32, u32)], &measure::Plan),
 ) -> Result<(ProbeResult, Option<(u32, u32)>)> {
+    let (chosen, trials) = match configs {
+        [only] => (Some(*only), Vec::new()),
+        _ => tune(ctx, k, elems, why, configs, tune_plan)?,
+    };
+    let Some(cfg) = chosen else {
+        let mut r = ProbeResult::of(k.figure());
+        r.autotune = trials;
+        return Ok((r.no_valid_configuration(), None));
+    };
+    (ctx.progress)(&format!(
+        "stream {} ({} MiB arrays): measuring",
+        k.name(),
+        bytes >> 20
+    ));
+    // Fresh data for the measured run.
+    let arrays = Arrays::new(ctx.gpu, elems)?;
+    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan())?;
+    r.autotune = trials;
+    Ok((r, Some(cfg)))
+}
+
+/// A stream configuration: invocations per workgroup, vec4s per invocation.
+type Config = (u32, u32);
+
+/// Short trials of each configuration on one set of arrays: the fastest valid one, and
+/// every trial as recorded in the results file.
+fn tune(
+    ctx: &Ctx<'_>,
+    k: Kernel,
+    elems: u64,
+    why: &str,
+    configs: &[(u32, u32)],
+    tune_plan: &measure::Plan,
+) -> Result<(Option<Config>, Vec<serde_json::Value>)> {
     let mut trials = Vec::new();
     let mut best: Option<(f64, (u32, u32))> = None;
     let arrays = Arrays::new(ctx.gpu, elems)?;
-    // One configuration: nothing to choose, measure it.
-    let configs = if let [only] = configs {
-        best = Some((0.0, *only));
-        &[][..]
-    } else {
-        configs
-    };
     for &cfg in configs {
         let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan);
         let (gbps, valid, note) = match &r {
@@ -620,22 +648,7 @@ fn tune_and_measure(
             "note": note,
         }));
     }
-    let Some((_, cfg)) = best else {
-        let mut r = ProbeResult::of(k.figure());
-        r.autotune = trials;
-        return Ok((r.no_valid_configuration(), None));
-    };
-    (ctx.progress)(&format!(
-        "stream {} ({} MiB arrays): measuring",
-        k.name(),
-        bytes >> 20
-    ));
-    // Fresh data for the measured run.
-    drop(arrays);
-    let arrays = Arrays::new(ctx.gpu, elems)?;
-    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan())?;
-    r.autotune = trials;
-    Ok((r, Some(cfg)))
+    Ok((best.map(|(_, c)| c), trials))
 }
 
 /// The stream probe, as registered in `probes::REGISTRY`.

@@ -13,7 +13,7 @@ pub fn render(
     ranks: &[RankReport],
     catalog: &Catalog,
 ) -> String {
-    render_at(results, ranks, catalog, &crate::results::now_rfc3339())
+    render_at(results, ranks, catalog, &crate::files::now_rfc3339())
 }
 
 /// The Markdown report, stating it was generated at `now`.

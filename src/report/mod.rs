@@ -23,7 +23,7 @@ pub fn render(
     ranks: &[RankReport],
     catalog: &Catalog,
 ) -> (String, String) {
-    let now = crate::results::now_rfc3339();
+    let now = crate::files::now_rfc3339();
     (
         html::render_at(results, ranks, catalog, &now),
         markdown::render_at(results, ranks, catalog, &now),

@@ -123,6 +123,7 @@ pub fn table(r: &RankReport, list_excluded: bool) -> String {
     out
 }
 
+/// Where each measured machine stands: its time per job and how many instances beat it.
 fn machines_text(r: &RankReport) -> String {
     let mut out = String::new();
     for m in &r.machines {
@@ -154,6 +155,7 @@ fn machines_text(r: &RankReport) -> String {
     out
 }
 
+/// The ranking as Markdown: heading lines, one table row per instance, the machines.
 pub fn markdown(r: &RankReport) -> String {
     let mut out = String::new();
     for l in heading(r) {
@@ -189,6 +191,7 @@ pub fn markdown(r: &RankReport) -> String {
     out
 }
 
+/// The ranking as CSV, one record per instance, cells safe for spreadsheets.
 pub fn csv(r: &RankReport) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
