@@ -2,11 +2,14 @@
 //! rates. Schema (version 1, JSON; the embedded default is `src/data/catalog.json`):
 //!
 //! ```text
-//! schema_version  1
+//! schema_version  1 or 2 (2 adds the per-execution-unit figures; 1 files still load)
 //! currencies      { CODE: { per_usd, as_of, source } }          units of CODE per 1 USD
-//! gpus[]          { id, vendor, name, aliases[], fp32_tflops, fp64_vector_tflops,
-//!                   fp64_matrix_tflops, fp16_tensor_tflops, memory_gb, bandwidth_gbps,
-//!                   tdp_w, source, as_of, notes? }                figures may be null
+//! gpus[]          { id, vendor, name, aliases[], arch?, fp32_tflops, fp32_packed_tflops?,
+//!                   fp64_vector_tflops, fp16_vector_tflops?, fp16_tensor_tflops,
+//!                   tf32_matrix_tflops?, fp8_matrix_tflops?, int8_matrix_tops?,
+//!                   fp64_matrix_tflops, memory_gb, bandwidth_gbps, adapters_per_package?,
+//!                   tdp_w, derived?: { field: how }, source, as_of, notes? }
+//!                   figures are dense (no sparsity), per package, and may be null
 //! instances[]     { provider, instance_type, region, gpu (a gpus[].id), gpu_count, vcpu,
 //!                   ram_gib, gpu_memory_gb?, prices: { on_demand|spot|reserved_1y|
 //!                   reserved_3y: { amount, currency, per: "hour" } }, source, as_of,
@@ -20,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Longest provider, instance type, region, GPU id or name read from a catalog.
 pub const MAX_NAME_CHARS: usize = 256;
@@ -45,13 +48,46 @@ pub struct Gpu {
     /// (case and spacing aside): near misses such as the 40 GB and 80 GB A100 must not meet.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// Architecture generation (`volta`, `ampere`, `hopper`, `cdna3`, ...): efficiency
+    /// factors are calibrated per generation where published measurements differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// FP32 on the vector units, without AMD's packed (dual-issue) doubling: one basis for
+    /// every vendor.
     pub fp32_tflops: Option<f64>,
+    /// AMD's packed-FP32 figure (two FP32 operations per lane per instruction), as the
+    /// datasheet headlines it; shown, never used as the FP32 rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_packed_tflops: Option<f64>,
     pub fp64_vector_tflops: Option<f64>,
-    pub fp64_matrix_tflops: Option<f64>,
+    /// FP16 on the vector units (no matrix engines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16_vector_tflops: Option<f64>,
+    /// FP16/BF16 on the matrix engines (tensor cores, matrix cores), dense, FP32 accumulate.
     pub fp16_tensor_tflops: Option<f64>,
+    /// TF32 on the matrix engines, dense.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tf32_matrix_tflops: Option<f64>,
+    /// FP8 on the matrix engines, dense.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp8_matrix_tflops: Option<f64>,
+    /// INT8 on the matrix engines, dense, TOPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int8_matrix_tops: Option<f64>,
+    /// FP64 on the matrix engines (FP64 tensor cores, AMD matrix cores).
+    pub fp64_matrix_tflops: Option<f64>,
+    /// Memory of the whole package (an MI250X's two dies together).
     pub memory_gb: Option<f64>,
     pub bandwidth_gbps: Option<f64>,
+    /// How many adapters the driver shows for one package (MI250X: 2 dies, 2 adapters);
+    /// figures and memory above are per package. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapters_per_package: Option<u32>,
     pub tdp_w: Option<f64>,
+    /// Figures not printed on a datasheet but derived (field name -> how), e.g. an FP64 rate
+    /// from the architecture's FP64:FP32 ratio.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub derived: BTreeMap<String, String>,
     pub source: String,
     pub as_of: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,15 +241,55 @@ impl Filters {
             .chain(required_gb)
             .fold(0.0f64, f64::max);
         if min > 0.0 {
-            match gpu.and_then(|g| g.memory_gb) {
+            match gpu.and_then(|g| g.memory_per_adapter_gb()) {
                 Some(m) if m >= min => {}
                 Some(m) => {
-                    return Admission::TooSmall(format!("{m} GB per GPU < {min} GB required"));
+                    let per = match gpu.map_or(1, Gpu::adapters) {
+                        1 => "GPU".to_string(),
+                        n => format!("adapter ({n} per package)"),
+                    };
+                    let need = (min * 100.0).round() / 100.0;
+                    return Admission::TooSmall(format!("{m} GB per {per} < {need} GB required"));
                 }
                 None => return Admission::TooSmall("GPU memory unknown".into()),
             }
         }
         Admission::Admitted
+    }
+}
+
+impl Gpu {
+    /// Every numeric figure with its field name and the top of its physical range.
+    pub fn figure_fields(&self) -> [(&'static str, Option<f64>, f64); 12] {
+        [
+            ("fp32_tflops", self.fp32_tflops, 1e5),
+            ("fp32_packed_tflops", self.fp32_packed_tflops, 1e5),
+            ("fp64_vector_tflops", self.fp64_vector_tflops, 1e5),
+            ("fp16_vector_tflops", self.fp16_vector_tflops, 1e5),
+            ("fp16_tensor_tflops", self.fp16_tensor_tflops, 1e5),
+            ("tf32_matrix_tflops", self.tf32_matrix_tflops, 1e5),
+            ("fp8_matrix_tflops", self.fp8_matrix_tflops, 1e5),
+            ("int8_matrix_tops", self.int8_matrix_tops, 1e5),
+            ("fp64_matrix_tflops", self.fp64_matrix_tflops, 1e5),
+            ("memory_gb", self.memory_gb, 1e4),
+            ("bandwidth_gbps", self.bandwidth_gbps, 1e6),
+            ("tdp_w", self.tdp_w, 1e5),
+        ]
+    }
+
+    /// Adapters the driver shows per package (1 unless the catalog says otherwise).
+    pub fn adapters(&self) -> u32 {
+        self.adapters_per_package.unwrap_or(1).max(1)
+    }
+
+    /// Memory one adapter has: the package's memory split over its adapters.
+    pub fn memory_per_adapter_gb(&self) -> Option<f64> {
+        self.memory_gb.map(|m| m / f64::from(self.adapters()))
+    }
+
+    /// How a figure field was derived, when the catalog says it is not a datasheet value.
+    pub fn derivation(&self, field: &str) -> Option<&str> {
+        self.derived.get(field).map(String::as_str)
     }
 }
 
@@ -743,15 +819,7 @@ impl Catalog {
                     e,
                 );
             }
-            for (field, v, hi) in [
-                ("fp32_tflops", g.fp32_tflops, 1e5),
-                ("fp64_vector_tflops", g.fp64_vector_tflops, 1e5),
-                ("fp64_matrix_tflops", g.fp64_matrix_tflops, 1e5),
-                ("fp16_tensor_tflops", g.fp16_tensor_tflops, 1e5),
-                ("memory_gb", g.memory_gb, 1e4),
-                ("bandwidth_gbps", g.bandwidth_gbps, 1e6),
-                ("tdp_w", g.tdp_w, 1e5),
-            ] {
+            for (field, v, hi) in g.figure_fields() {
                 if let Some(x) = v
                     && !(x.is_finite() && x > 0.0 && x <= hi)
                 {
@@ -763,6 +831,30 @@ impl Catalog {
                         format!("must be null or a number in the physical range 0 < {field} <= {hi:e}, found {x}"),
                     );
                 }
+            }
+            let fields: Vec<&str> = g.figure_fields().iter().map(|f| f.0).collect();
+            for key in g.derived.keys().filter(|k| !fields.contains(&k.as_str())) {
+                out.push(
+                    Severity::Error,
+                    main,
+                    format!("{path}.derived.{key}"),
+                    g.id.clone(),
+                    format!(
+                        "names no figure field (expected one of {})",
+                        fields.join(", ")
+                    ),
+                );
+            }
+            if let Some(n) = g.adapters_per_package
+                && !(1..=16).contains(&n)
+            {
+                out.push(
+                    Severity::Error,
+                    main,
+                    format!("{path}.adapters_per_package"),
+                    g.id.clone(),
+                    format!("expected 1..=16 adapters per package, found {n}"),
+                );
             }
         }
     }
