@@ -22,6 +22,7 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Run(a)) => main_job(a),
         Some(Command::Compare(a)) => compare_cmd(a),
         Some(Command::Report(a)) => report_cmd(a),
+        Some(Command::Calibration(a)) => calibration_cmd(a),
         None => main_job(cli::RunArgs {
             select: cli::AdapterArgs {
                 adapter: adapter::AdapterChoice::Best,
@@ -545,5 +546,23 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// `calibration`: every published point recomputed, and every rule's factor refitted.
+fn calibration_cmd(a: cli::CalibrationArgs) -> Result<ExitCode> {
+    let cal = crate::calibration::CalibrationFile::embedded();
+    let table =
+        report::calibration::Table::build(&cal, &Catalog::embedded(), &ScenarioFile::embedded())?;
+    let text = match a.output.format() {
+        Format::Json => serde_json::to_string_pretty(&table)? + "\n",
+        Format::Markdown => table.markdown(),
+        _ => table.text(),
+    };
+    print!("{text}");
+    Ok(if table.all_within(crate::calibration::TOLERANCE) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     })
 }

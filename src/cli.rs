@@ -42,6 +42,15 @@ pub enum Command {
     /// Write report.html (self-contained: inline CSS and SVG charts) and report.md from
     /// results files: devices, probes, rooflines, and value and cost charts per scenario.
     Report(ReportArgs),
+    /// Recompute every published result behind the efficiency factors from the catalog, the
+    /// factors and the scenario model: published, implied, ratio, and each factor refitted.
+    Calibration(CalibrationArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrationArgs {
+    #[command(flatten)]
+    pub output: CompareOutput,
 }
 
 #[derive(Args, Debug)]

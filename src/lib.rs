@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod calibration;
 pub mod catalog;
 pub mod catalog_csv;
 pub mod cli;

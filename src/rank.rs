@@ -2,12 +2,15 @@
 //! (measured, or datasheet x efficiency: estimated), price, time and cost to finish the
 //! scenario's job, value, and what a budget buys.
 
+use crate::calibration::{self, CalibrationFile, Factor, Origin};
 use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity, Tier};
 use crate::results::ResultsFile;
 use crate::scenario::{Figure, Scenario};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 pub use crate::catalog::Filters;
 
@@ -39,15 +42,22 @@ pub struct FigureUse {
     pub source: Source,
     /// How the value was obtained, for people.
     pub basis: String,
+    /// The same in a few words, for tables ("312 TFLOPS x 0.55 calibrated", "measured").
+    #[serde(default)]
+    pub short: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Efficiency {
     pub figure: String,
     pub factor: f64,
-    /// `derived` from measured / datasheet ratios, or `default`.
+    /// `calibrated` on published results, `derived` from measured / datasheet ratios in this
+    /// ranking, or `assumed`.
     pub origin: String,
     pub basis: String,
+    /// Which GPUs this factor covers ("NVIDIA", "NVIDIA hopper", "all GPUs").
+    #[serde(default)]
+    pub applies_to: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,11 +153,10 @@ pub fn rank(
     opts: &RankOptions,
 ) -> Result<RankReport> {
     check_currency(catalog, &opts.currency)?;
-    let mut figures: Vec<Figure> = scenario.terms.iter().map(|t| t.figure).collect();
-    figures.dedup();
+    let figures = scenario.figures();
     let (measured, mut machines) = measured_figures(catalog, scenario, &figures, results);
-    let (efficiencies, eff_of) = efficiencies(catalog, &figures, &measured);
-    let resolver = Resolver::new(measured, eff_of);
+    let derived = derived_factors(catalog, &figures, &measured);
+    let resolver = Resolver::new(measured, derived, embedded_calibration());
     let mut rows = Vec::new();
     let mut excluded = Vec::new();
     for (i, inst) in catalog.instances.iter().enumerate() {
@@ -169,6 +178,12 @@ pub fn rank(
             None => {}
         }
     }
+    for (f, (x, n)) in &resolver.derived {
+        if !f.sources().is_empty() {
+            resolver.remember(*f, &derived_factor(*x, *n));
+        }
+    }
+    let efficiencies = resolver.used.into_inner().into_values().collect();
     let ranked_total = order(&mut rows, &mut machines, opts.top);
     let rate = &catalog.currencies[&opts.currency];
     Ok(RankReport {
@@ -234,20 +249,23 @@ fn measured_figures(
         let mut uses = Vec::new();
         let mut complete = true;
         for &f in figures {
-            if let Some(v) = f.measured(r) {
-                if let (Some(g), false) = (&gpu, r.adapter.software) {
-                    measured.entry((g.clone(), f)).or_default().push(v);
+            let found = f
+                .chain()
+                .into_iter()
+                .find_map(|u| Some((u, u.measured(r)?)));
+            match found {
+                Some((u, v)) => {
+                    if let (Some(g), false) = (&gpu, r.adapter.software) {
+                        measured.entry((g.clone(), u)).or_default().push(v);
+                    }
+                    uses.push(if u == f {
+                        FigureUse::new(f, v, Source::Measured, format!("measured in {name}"))
+                    } else {
+                        FigureUse::new(f, v, Source::Estimated, stand_in_basis(f, u))
+                            .with_short(format!("measured {} stands in", u.label()))
+                    });
                 }
-                uses.push(FigureUse::new(
-                    f,
-                    v,
-                    Source::Measured,
-                    format!("measured in {name}"),
-                ));
-            } else if let Some(v) = f.stand_in().and_then(|s| s.measured(r)) {
-                uses.push(FigureUse::new(f, v, Source::Estimated, stand_in_basis(f)));
-            } else {
-                complete = false;
+                None => complete = false,
             }
         }
         let hours = complete.then(|| seconds_per_job(scenario, &uses) / 3600.0);
@@ -273,45 +291,36 @@ fn seconds_per_job(scenario: &Scenario, uses: &[FigureUse]) -> f64 {
     })
 }
 
-/// Efficiency factors: measured / datasheet over measured hardware GPUs, else defaults.
-/// The list holds the datasheet-based ones (for the report); the map every figure's factor.
-fn efficiencies(
+/// The embedded calibration, parsed once.
+fn embedded_calibration() -> &'static CalibrationFile {
+    static C: OnceLock<CalibrationFile> = OnceLock::new();
+    C.get_or_init(CalibrationFile::embedded)
+}
+
+/// For figures no calibration rule covers: the median measured / datasheet ratio over the
+/// hardware GPUs measured in this ranking (a WGSL kernel's share of the peak), by figure.
+fn derived_factors(
     catalog: &Catalog,
     figures: &[Figure],
     measured: &Measured,
-) -> (Vec<Efficiency>, BTreeMap<Figure, f64>) {
-    let mut list = Vec::new();
-    let mut factor_of = BTreeMap::new();
-    for &f in figures {
+) -> BTreeMap<Figure, (f64, usize)> {
+    let mut out = BTreeMap::new();
+    for f in figures.iter().flat_map(|f| f.chain()) {
         let ratios: Vec<f64> = measured
             .iter()
             .filter(|((_, fig), _)| *fig == f)
             .filter_map(|((g, _), vals)| {
-                let sheet = catalog.gpu(g).and_then(|gpu| f.datasheet(gpu))?.0;
+                let gpu = catalog.gpu(g)?;
+                let sheet = f.datasheet(gpu)?.value / f64::from(gpu.adapters());
                 Some(median(vals.clone())? / sheet)
             })
             .collect();
         let n = ratios.len();
-        let e = match median(ratios) {
-            Some(x) => Efficiency {
-                figure: f.name().into(),
-                factor: x,
-                origin: "derived".into(),
-                basis: format!("median measured/datasheet ratio over {n} measured GPU model(s)"),
-            },
-            None => Efficiency {
-                figure: f.name().into(),
-                factor: f.default_efficiency(),
-                origin: "default".into(),
-                basis: "no measured GPU with a datasheet figure: default assumption".into(),
-            },
-        };
-        factor_of.insert(f, e.factor);
-        if f.datasheet_based() {
-            list.push(e);
+        if let Some(x) = median(ratios) {
+            out.insert(f, (x, n));
         }
     }
-    (list, factor_of)
+    out
 }
 
 impl FigureUse {
@@ -320,23 +329,43 @@ impl FigureUse {
             figure: f.name().into(),
             value,
             unit: f.unit().into(),
+            short: match source {
+                Source::Measured => "measured",
+                Source::Estimated => "estimated",
+                Source::Assumed => "assumed",
+            }
+            .into(),
             source,
             basis,
         }
     }
+
+    fn with_short(mut self, short: String) -> FigureUse {
+        self.short = short;
+        self
+    }
 }
 
-/// Finds the value of a figure for a catalog GPU: measured, else a measured stand-in, else
-/// datasheet x efficiency, else (latency) the measured hardware median or the assumption.
+/// Finds the value of a figure for one adapter of a catalog GPU: measured, else datasheet x
+/// efficiency, else the same for the unit its work falls back to; latency: measured, else
+/// the measured hardware median, else the assumption. Remembers every factor it used.
 struct Resolver {
     measured: Measured,
-    efficiency: BTreeMap<Figure, f64>,
+    /// Measured / datasheet ratios for figures no calibration rule covers.
+    derived: BTreeMap<Figure, (f64, usize)>,
+    calibration: &'static CalibrationFile,
     /// Latency has no datasheet: measured hardware GPUs' median, if any.
     hw_latency: Option<f64>,
+    /// Each factor used, by figure and the GPUs it covers.
+    used: RefCell<BTreeMap<(String, String), Efficiency>>,
 }
 
 impl Resolver {
-    fn new(measured: Measured, efficiency: BTreeMap<Figure, f64>) -> Resolver {
+    fn new(
+        measured: Measured,
+        derived: BTreeMap<Figure, (f64, usize)>,
+        calibration: &'static CalibrationFile,
+    ) -> Resolver {
         let hw_latency = median(
             measured
                 .iter()
@@ -346,8 +375,10 @@ impl Resolver {
         );
         Resolver {
             measured,
-            efficiency,
+            derived,
+            calibration,
             hw_latency,
+            used: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -357,27 +388,105 @@ impl Resolver {
             .and_then(|v| median(v.clone()))
     }
 
+    /// The efficiency for a figure on a GPU: its calibration rule, else the ratio measured
+    /// in this ranking, else the default assumption.
+    fn factor(&self, f: Figure, gpu: &Gpu) -> Factor {
+        if let Some(k) = self.calibration.factor(f, gpu) {
+            return k;
+        }
+        if let Some(&(x, n)) = self.derived.get(&f) {
+            return derived_factor(x, n);
+        }
+        Factor {
+            value: calibration::default_factor(f),
+            origin: Origin::Assumed,
+            basis: "no calibration point and no measured GPU: default assumption".into(),
+            applies_to: "all GPUs".into(),
+        }
+    }
+
+    fn remember(&self, f: Figure, k: &Factor) {
+        let origin = match k.origin {
+            Origin::Calibrated => "calibrated",
+            Origin::Derived => "derived",
+            Origin::Assumed => "assumed",
+        };
+        self.used
+            .borrow_mut()
+            .entry((f.name().to_string(), k.applies_to.clone()))
+            .or_insert_with(|| Efficiency {
+                figure: f.name().into(),
+                factor: k.value,
+                origin: origin.into(),
+                basis: k.basis.clone(),
+                applies_to: k.applies_to.clone(),
+            });
+    }
+
     fn resolve(&self, fig: Figure, gpu: &Gpu) -> Option<FigureUse> {
+        if fig == Figure::LatencyDispatch {
+            return Some(self.latency(gpu));
+        }
+        let r = calibration::resolve(
+            fig,
+            gpu,
+            |f| self.median_of(gpu, f),
+            |f| self.factor(f, gpu),
+        )?;
+        let Some((sheet, k)) = &r.estimate else {
+            return Some(if r.used == fig {
+                FigureUse::new(fig, r.value, Source::Measured, "measured".into())
+            } else {
+                FigureUse::new(fig, r.value, Source::Estimated, stand_in_basis(fig, r.used))
+                    .with_short(format!("measured {} stands in", r.used.label()))
+            });
+        };
+        self.remember(r.used, k);
+        let mut basis = format!(
+            "{} {} x {:.2} ({}; {})",
+            r.used.label(),
+            peak_text(r.used, sheet.value),
+            k.value,
+            match k.origin {
+                Origin::Calibrated => "calibrated",
+                Origin::Derived => "derived from measured GPUs",
+                Origin::Assumed => "assumed",
+            },
+            k.applies_to
+        );
+        if let Some(d) = &sheet.derived {
+            basis.push_str(&format!("; peak derived: {d}"));
+        }
+        if r.used != fig {
+            basis.push_str(&format!("; no {} on this GPU", fig.label()));
+        }
+        if gpu.adapters() > 1 {
+            basis.push_str(&format!("; per adapter, {} per package", gpu.adapters()));
+        }
+        let short = format!(
+            "{}{} x {:.2} {}",
+            if r.used == fig {
+                String::new()
+            } else {
+                format!("{}: ", r.used.label())
+            },
+            peak_text(r.used, sheet.value),
+            k.value,
+            match k.origin {
+                Origin::Calibrated => "calibrated",
+                Origin::Derived => "derived",
+                Origin::Assumed => "assumed",
+            }
+        );
+        Some(FigureUse::new(fig, r.value, Source::Estimated, basis).with_short(short))
+    }
+
+    fn latency(&self, gpu: &Gpu) -> FigureUse {
+        let fig = Figure::LatencyDispatch;
         if let Some(v) = self.median_of(gpu, fig) {
-            return Some(FigureUse::new(fig, v, Source::Measured, "measured".into()));
+            return FigureUse::new(fig, v, Source::Measured, "measured".into());
         }
-        if let Some(v) = fig.stand_in().and_then(|s| self.median_of(gpu, s)) {
-            return Some(FigureUse::new(
-                fig,
-                v,
-                Source::Estimated,
-                stand_in_basis(fig),
-            ));
-        }
-        if let Some((sheet, what)) = fig.datasheet(gpu) {
-            let e = self.efficiency[&fig];
-            let basis = format!("{what} {sheet} x efficiency {e:.2}");
-            return Some(FigureUse::new(fig, sheet * e, Source::Estimated, basis));
-        }
-        if fig != Figure::LatencyDispatch {
-            return None;
-        }
-        Some(match self.hw_latency {
+        match self.hw_latency {
             Some(v) => FigureUse::new(
                 fig,
                 v,
@@ -388,9 +497,9 @@ impl Resolver {
                 fig,
                 fig.assumed().unwrap_or(10.0),
                 Source::Assumed,
-                "assumed (no measured hardware GPU)".into(),
+                "assumed 10 us per kernel launch (no measured hardware GPU)".into(),
             ),
-        })
+        }
     }
 }
 
@@ -414,7 +523,7 @@ impl Costing<'_> {
         let admission = self
             .opts
             .filters
-            .admit(inst, Some(gpu), self.scenario.min_gpu_memory_gb);
+            .admit(inst, Some(gpu), self.scenario.memory_floor_gb());
         if admission == Admission::NotSelected {
             return Ok(None);
         }
@@ -422,6 +531,9 @@ impl Costing<'_> {
             return Ok(Some(Err(format!("catalog error: {why}"))));
         }
         if let Admission::TooSmall(why) = admission {
+            return Ok(Some(Err(why)));
+        }
+        if let Some(why) = self.host_floor(inst) {
             return Ok(Some(Err(why)));
         }
         if let Some(date) = &inst.retired {
@@ -467,7 +579,9 @@ impl Costing<'_> {
                 }
             }
         }
-        let hours = seconds_per_job(self.scenario, &uses) / f64::from(inst.gpu_count) / 3600.0;
+        // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
+        let adapters = f64::from(inst.gpu_count) * f64::from(gpu.adapters());
+        let hours = seconds_per_job(self.scenario, &uses) / adapters / 3600.0;
         let cost = per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
@@ -476,6 +590,17 @@ impl Costing<'_> {
             ))));
         }
         Ok(Some(Ok(self.ranked(i, inst, gpu, uses, per_hour, hours))))
+    }
+
+    /// Why the instance's host cannot feed its GPUs (the scenario's vCPUs per GPU), if so.
+    fn host_floor(&self, inst: &Instance) -> Option<String> {
+        let need = self.scenario.min_vcpus_per_gpu?;
+        // Unknown vCPUs: ranked, with a warning (see `ranked`).
+        let vcpu = inst.vcpu?;
+        let per_gpu = f64::from(vcpu) / f64::from(inst.gpu_count.max(1));
+        (per_gpu < need).then(|| {
+            format!("{per_gpu} vCPUs per GPU < {need} needed to feed each GPU (host floor)")
+        })
     }
 
     /// The catalog errors of instance `i`, joined; None when it has none.
@@ -499,12 +624,17 @@ impl Costing<'_> {
         hours: f64,
     ) -> RankRow {
         let cost = per_hour * hours;
-        let warnings = self
+        let mut warnings: Vec<String> = self
             .findings
             .iter()
             .filter(|x| x.severity == Severity::Warning && x.instance == Some(i))
             .map(|x| x.message.clone())
             .collect();
+        if let (Some(need), None) = (self.scenario.min_vcpus_per_gpu, inst.vcpu) {
+            warnings.push(format!(
+                "vCPU count unknown: the scenario's host floor ({need} vCPUs per GPU) is not checked"
+            ));
+        }
         let budget = self.opts.budget;
         RankRow {
             rank: 0,
@@ -565,29 +695,32 @@ fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) 
     ranked_total
 }
 
-fn stand_in_basis(f: Figure) -> String {
-    match f.stand_in() {
-        Some(s) => format!(
-            "{} not measured: the measured {} rate, no speed-up assumed",
-            f.name(),
-            s.name()
-        ),
-        None => String::new(),
+/// A factor measured in this ranking: median measured / datasheet over `n` GPU models.
+fn derived_factor(x: f64, n: usize) -> Factor {
+    Factor {
+        value: x,
+        origin: Origin::Derived,
+        basis: format!("median measured/datasheet ratio over {n} measured GPU model(s)"),
+        applies_to: "GPUs without a calibration rule".into(),
     }
 }
 
-impl Figure {
-    /// A measured figure that can stand in (as an estimate) for this one when it was not
-    /// measured: FP16 matmul at the FP32 rate (no speed-up assumed, as for datasheets).
-    pub fn stand_in(self) -> Option<Figure> {
-        match self {
-            Figure::MatmulF16 => Some(Figure::MatmulF32),
-            _ => None,
-        }
-    }
+/// A datasheet peak as the catalog states it: TFLOPS, TOPS or GB/s.
+fn peak_text(f: Figure, value: f64) -> String {
+    let (v, unit) = match f.unit() {
+        "GB/s" => (value, "GB/s"),
+        "GOPS" => (value / 1e3, "TOPS"),
+        _ => (value / 1e3, "TFLOPS"),
+    };
+    let t = format!("{v:.3}");
+    format!("{} {unit}", t.trim_end_matches('0').trim_end_matches('.'))
+}
 
-    /// Whether estimates of this figure come from a datasheet (and so need an efficiency).
-    pub fn datasheet_based(self) -> bool {
-        self != Figure::LatencyDispatch
-    }
+/// How a measured rate of another unit stands in for `f`.
+fn stand_in_basis(f: Figure, used: Figure) -> String {
+    format!(
+        "{} not measured: the measured {} rate stands in, no speed-up assumed",
+        f.label(),
+        used.label()
+    )
 }

@@ -1,14 +1,21 @@
-//! Scenarios: what a job needs, as amounts of work per measured figure. Schema (version 1,
-//! JSON; the embedded default is `src/data/scenarios.json`):
+//! Scenarios: what a job needs, as amounts of work on the execution units frameworks use,
+//! plus what must fit on each GPU. Schema (version 2, JSON; version 1 files still load; the
+//! embedded default is `src/data/scenarios.json`):
 //!
 //! ```text
-//! schema_version  1
-//! scenarios[]     { id, description, min_gpu_memory_gb?, job?: { name, assumption },
-//!                   terms[]: { figure, work, unit } }
+//! schema_version      1 | 2
+//! scenarios[]         { id, description,
+//!                       job?: { name, assumption, output?: { amount, unit } },
+//!                       memory_floor?: [ { what, gb } ],   per-GPU memory the job needs
+//!                       min_gpu_memory_gb?,                 (version 1: one number)
+//!                       min_vcpus_per_gpu?,                 host floor: vCPUs to feed a GPU
+//!                       terms[]: { figure, work, unit, what? } }
 //! ```
 //! A job's time on one GPU is the sum over its terms: `work / rate` for throughput figures
-//! (FLOP at matmul GFLOPS, bytes at STREAM GB/s) and `work x cost` for latency figures
-//! (dispatches at the per-dispatch cost). The work amounts are the scenario's weights.
+//! (FLOP at a matmul rate, integer operations at an INT8 rate, bytes at STREAM GB/s) and
+//! `work x cost` for latency figures (dispatches at the per-dispatch cost). Summing, not
+//! overlapping, the compute and memory terms is the model's stated simplification: it is
+//! what the calibration points are fitted with.
 
 use crate::catalog::Gpu;
 use crate::figure::FigureKey;
@@ -24,38 +31,102 @@ const EMBEDDED: &str = include_str!("data/scenarios.json");
 /// job is 1e21 FLOP; more is a typo, and would make every cost infinite.
 pub const MAX_WORK: f64 = 1e24;
 
-/// A figure a scenario can score, with how to measure it and how to estimate it.
+/// Newest scenario schema this gpuvalue reads.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A rate on one kind of execution unit that a scenario term runs at: how to measure it, where
+/// a datasheet gives it, and which unit the work falls back to where a GPU lacks this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
-    /// FP32 matmul, GFLOPS.
+    /// FP32 on the vector units, GFLOPS.
     MatmulF32,
-    /// FP16 matmul with FP32 accumulation, GFLOPS.
+    /// FP16 on the vector units (FP32 accumulation), GFLOPS.
     MatmulF16,
-    /// The faster of native f64 and emulated double (df64) matmul, GFLOPS.
+    /// FP16/BF16 on the matrix engines (tensor/matrix cores), GFLOPS.
+    MatmulF16Matrix,
+    /// TF32 on the matrix engines, GFLOPS.
+    MatmulTf32Matrix,
+    /// FP8 on the matrix engines, GFLOPS.
+    MatmulFp8Matrix,
+    /// INT8 packed dot products on the vector units, GOPS.
+    MatmulInt8,
+    /// INT8 on the matrix engines, GOPS.
+    MatmulInt8Matrix,
+    /// FP64 on the vector units: the faster of native f64 and emulated double (df64), GFLOPS.
     MatmulF64Best,
+    /// FP64 on the matrix engines (FP64 tensor cores, AMD matrix cores), GFLOPS.
+    MatmulF64Matrix,
     /// STREAM triad, GB/s.
     StreamTriad,
     /// Per-dispatch cost inside a batch, microseconds.
     LatencyDispatch,
 }
 
+/// A datasheet figure as a rate for a scenario: per package, in the figure's unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sheet {
+    pub value: f64,
+    /// The catalog field it comes from.
+    pub field: &'static str,
+    /// How it was derived, when it is not printed on a datasheet.
+    pub derived: Option<String>,
+}
+
 impl Figure {
+    pub const ALL: [Figure; 11] = [
+        Figure::MatmulF32,
+        Figure::MatmulF16,
+        Figure::MatmulF16Matrix,
+        Figure::MatmulTf32Matrix,
+        Figure::MatmulFp8Matrix,
+        Figure::MatmulInt8,
+        Figure::MatmulInt8Matrix,
+        Figure::MatmulF64Best,
+        Figure::MatmulF64Matrix,
+        Figure::StreamTriad,
+        Figure::LatencyDispatch,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Figure::MatmulF32 => "matmul_f32",
             Figure::MatmulF16 => "matmul_f16",
+            Figure::MatmulF16Matrix => "matmul_f16_matrix",
+            Figure::MatmulTf32Matrix => "matmul_tf32_matrix",
+            Figure::MatmulFp8Matrix => "matmul_fp8_matrix",
+            Figure::MatmulInt8 => "matmul_int8",
+            Figure::MatmulInt8Matrix => "matmul_int8_matrix",
             Figure::MatmulF64Best => "matmul_f64_best",
+            Figure::MatmulF64Matrix => "matmul_f64_matrix",
             Figure::StreamTriad => "stream_triad",
             Figure::LatencyDispatch => "latency_dispatch",
         }
     }
 
+    /// What the figure is, for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Figure::MatmulF32 => "FP32 vector",
+            Figure::MatmulF16 => "FP16 vector",
+            Figure::MatmulF16Matrix => "FP16 matrix engines",
+            Figure::MatmulTf32Matrix => "TF32 matrix engines",
+            Figure::MatmulFp8Matrix => "FP8 matrix engines",
+            Figure::MatmulInt8 => "INT8 dot products (vector)",
+            Figure::MatmulInt8Matrix => "INT8 matrix engines",
+            Figure::MatmulF64Best => "FP64 vector",
+            Figure::MatmulF64Matrix => "FP64 matrix engines",
+            Figure::StreamTriad => "memory bandwidth (triad)",
+            Figure::LatencyDispatch => "per-kernel dispatch cost",
+        }
+    }
+
     pub fn unit(self) -> &'static str {
         match self {
-            Figure::MatmulF32 | Figure::MatmulF16 | Figure::MatmulF64Best => "GFLOPS",
+            Figure::MatmulInt8 | Figure::MatmulInt8Matrix => "GOPS",
             Figure::StreamTriad => "GB/s",
             Figure::LatencyDispatch => "us",
+            _ => "GFLOPS",
         }
     }
 
@@ -67,59 +138,96 @@ impl Figure {
         }
     }
 
-    /// The datasheet ceiling in this figure's unit, and what it is.
-    pub fn datasheet(self, gpu: &Gpu) -> Option<(f64, &'static str)> {
+    /// The catalog field that holds this figure's datasheet peak (TFLOPS, TOPS or GB/s).
+    pub fn sheet_field(self) -> Option<&'static str> {
+        Some(match self {
+            Figure::MatmulF32 => "fp32_tflops",
+            Figure::MatmulF16 => "fp16_vector_tflops",
+            Figure::MatmulF16Matrix => "fp16_tensor_tflops",
+            Figure::MatmulTf32Matrix => "tf32_matrix_tflops",
+            Figure::MatmulFp8Matrix => "fp8_matrix_tflops",
+            Figure::MatmulInt8Matrix => "int8_matrix_tops",
+            Figure::MatmulF64Best => "fp64_vector_tflops",
+            Figure::MatmulF64Matrix => "fp64_matrix_tflops",
+            Figure::StreamTriad => "bandwidth_gbps",
+            Figure::MatmulInt8 | Figure::LatencyDispatch => return None,
+        })
+    }
+
+    /// The datasheet peak of a GPU's package for this figure, in this figure's unit.
+    pub fn datasheet(self, gpu: &Gpu) -> Option<Sheet> {
+        let field = self.sheet_field()?;
+        let (_, value, _) = gpu.figure_fields().into_iter().find(|f| f.0 == field)?;
+        let scale = if self == Figure::StreamTriad {
+            1.0
+        } else {
+            1e3
+        };
+        Some(Sheet {
+            value: value? * scale,
+            field,
+            derived: gpu.derivation(field).map(str::to_string),
+        })
+    }
+
+    /// The unit the work runs on where a GPU lacks this one (no datasheet figure, nothing
+    /// measured): FP16 matrix work on a GPU without matrix engines runs on its FP16 vector
+    /// units, and so on. None: nothing else can do this work.
+    pub fn fallback(self) -> Option<Figure> {
         match self {
-            Figure::MatmulF32 => gpu.fp32_tflops.map(|t| (t * 1e3, "FP32 peak")),
-            // WGSL reaches no tensor cores: FP16 matmul is estimated from the FP32 peak, with
-            // no speed-up assumed.
-            Figure::MatmulF16 => gpu
-                .fp32_tflops
-                .map(|t| (t * 1e3, "FP32 peak (no FP16 speed-up assumed)")),
-            Figure::MatmulF64Best => gpu
-                .fp64_vector_tflops
-                .map(|t| (t * 1e3, "FP64 vector peak")),
-            Figure::StreamTriad => gpu.bandwidth_gbps.map(|b| (b, "memory bandwidth")),
-            Figure::LatencyDispatch => None,
+            Figure::MatmulF16 | Figure::MatmulTf32Matrix => Some(Figure::MatmulF32),
+            Figure::MatmulF16Matrix => Some(Figure::MatmulF16),
+            Figure::MatmulFp8Matrix => Some(Figure::MatmulF16Matrix),
+            // Frameworks run an INT8 model in FP16 where no INT8 engine exists; on a measured
+            // machine the packed-dot-product rate comes first.
+            Figure::MatmulInt8Matrix => Some(Figure::MatmulInt8),
+            Figure::MatmulInt8 => Some(Figure::MatmulF16Matrix),
+            Figure::MatmulF64Matrix => Some(Figure::MatmulF64Best),
+            Figure::MatmulF32
+            | Figure::MatmulF64Best
+            | Figure::StreamTriad
+            | Figure::LatencyDispatch => None,
         }
     }
 
-    /// Fraction of the datasheet figure assumed when no measured GPU gives a better one.
-    pub fn default_efficiency(self) -> f64 {
-        match self {
-            // Portable WGSL GEMM reaches roughly 35-45% of peak at best (design notes §4).
-            Figure::MatmulF32 | Figure::MatmulF16 | Figure::MatmulF64Best => 0.35,
-            // STREAM triad typically reaches most of the rated bandwidth.
-            Figure::StreamTriad => 0.8,
-            Figure::LatencyDispatch => 1.0,
-        }
+    /// This figure and the ones its work falls back to, in order.
+    pub fn chain(self) -> Vec<Figure> {
+        std::iter::successors(Some(self), |f| f.fallback()).collect()
     }
 
     /// An assumed value where no datasheet figure exists and nothing was measured.
     pub fn assumed(self) -> Option<f64> {
         match self {
-            // Per-dispatch cost of a discrete GPU in a batch: an assumption, shown as such.
+            // Per-kernel launch cost of a discrete GPU inside a stream of kernels: an
+            // assumption, shown as such (the decode calibration points fit it within 1.2x).
             Figure::LatencyDispatch => Some(10.0),
             _ => None,
         }
     }
 
-    /// The measured figures this one is the best of.
+    /// The measured figures this one is the best of (none: WGSL cannot reach that unit).
     pub fn sources(self) -> &'static [FigureKey] {
         match self {
             Figure::MatmulF32 => &[FigureKey::MatmulF32],
             Figure::MatmulF16 => &[FigureKey::MatmulF16],
+            Figure::MatmulF16Matrix => &[FigureKey::MatmulCoop],
+            Figure::MatmulInt8 => &[FigureKey::MatmulInt8],
             Figure::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
             Figure::StreamTriad => &[FigureKey::StreamTriad],
             Figure::LatencyDispatch => &[FigureKey::LatencyDispatch],
+            Figure::MatmulTf32Matrix
+            | Figure::MatmulFp8Matrix
+            | Figure::MatmulInt8Matrix
+            | Figure::MatmulF64Matrix => &[],
         }
     }
 
     /// The figure in a results file, if measured there: the best over its sources (and,
     /// for matmul, over sizes).
     pub fn measured(self, r: &ResultsFile) -> Option<f64> {
+        let first = self.sources().first()?;
         let found = self.sources().iter().filter_map(|&k| r.best(k));
-        if self.sources()[0].info().higher_is_better {
+        if first.info().higher_is_better {
             found.reduce(f64::max)
         } else {
             found.reduce(f64::min)
@@ -129,9 +237,20 @@ impl Figure {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Units of output one job produces (images, tokens, FLOP).
+    pub amount: f64,
+    pub unit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Job {
     pub name: String,
     pub assumption: String,
+    /// What one job produces, so a time per job reads as a throughput (images/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -141,6 +260,17 @@ pub struct Term {
     /// Amount of work at this figure: FLOP, bytes, or dispatches.
     pub work: f64,
     pub unit: String,
+    /// What this work is, for people ("convolutions in FP16 on tensor cores").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
+}
+
+/// One thing that must fit in a GPU's memory for the job to run there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryNeed {
+    pub what: String,
+    pub gb: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,8 +278,14 @@ pub struct Term {
 pub struct Scenario {
     pub id: String,
     pub description: String,
-    #[serde(default)]
+    /// Version 1's single memory floor; version 2 states what fills it in `memory_floor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_gpu_memory_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_floor: Vec<MemoryNeed>,
+    /// Host floor: vCPUs each GPU needs to be fed (data loading, decoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_vcpus_per_gpu: Option<f64>,
     #[serde(default)]
     pub job: Option<Job>,
     pub terms: Vec<Term>,
@@ -170,6 +306,109 @@ impl Scenario {
             |j| j.name.clone(),
         )
     }
+
+    /// The figures the terms use, each once, in term order.
+    pub fn figures(&self) -> Vec<Figure> {
+        let mut v: Vec<Figure> = Vec::new();
+        for t in &self.terms {
+            if !v.contains(&t.figure) {
+                v.push(t.figure);
+            }
+        }
+        v
+    }
+
+    /// Memory one GPU (adapter) needs: the sum of the stated needs, or version 1's number,
+    /// whichever is larger. None: the scenario states no floor.
+    pub fn memory_floor_gb(&self) -> Option<f64> {
+        let sum: f64 = self.memory_floor.iter().map(|m| m.gb).sum();
+        match (self.min_gpu_memory_gb, self.memory_floor.is_empty()) {
+            (None, true) => None,
+            (m, _) => Some(sum.max(m.unwrap_or(0.0))),
+        }
+    }
+
+    /// The model in one line: time per GPU as its terms, and the floors.
+    pub fn model_line(&self) -> String {
+        let terms: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| match t.figure {
+                Figure::LatencyDispatch => {
+                    format!("{:.3e} {} x {}", t.work, t.unit, t.figure.label())
+                }
+                f => format!("{:.3e} {} / {}", t.work, t.unit, f.label()),
+            })
+            .collect();
+        let mut line = format!("time per GPU = {}", terms.join(" + "));
+        if let Some(gb) = self.memory_floor_gb() {
+            let gb = (gb * 100.0).round() / 100.0;
+            line.push_str(&format!("; needs {gb} GB per GPU"));
+        }
+        if let Some(v) = self.min_vcpus_per_gpu {
+            line.push_str(&format!(" and {v} vCPUs per GPU"));
+        }
+        line
+    }
+}
+
+/// `x` when it is a finite number in `lo..=hi`, else an error naming `at`.
+fn in_range(x: f64, lo: f64, hi: f64, at: &str, what: &str) -> Result<()> {
+    if !(x.is_finite() && (lo..=hi).contains(&x)) {
+        bail!("{at}: expected {what} in {lo}..={hi:e}, found {x}");
+    }
+    Ok(())
+}
+
+/// The checks of one scenario's numbers; `at` names it in the file.
+fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
+    if s.terms.is_empty() {
+        bail!("{at}.terms: a scenario needs at least one term");
+    }
+    for (j, t) in s.terms.iter().enumerate() {
+        if !(t.work.is_finite() && t.work > 0.0 && t.work <= MAX_WORK) {
+            bail!(
+                "{at}.terms[{j}].work: expected an amount in 0 < work <= {MAX_WORK:e}, found {}",
+                t.work
+            );
+        }
+    }
+    if let Some(m) = s.min_gpu_memory_gb {
+        in_range(
+            m,
+            0.0,
+            1e4,
+            &format!("{at}.min_gpu_memory_gb"),
+            "a number of GB",
+        )?;
+    }
+    for (j, m) in s.memory_floor.iter().enumerate() {
+        in_range(
+            m.gb,
+            0.0,
+            1e4,
+            &format!("{at}.memory_floor[{j}].gb"),
+            "a number of GB",
+        )?;
+    }
+    if let Some(v) = s.min_vcpus_per_gpu {
+        in_range(
+            v,
+            0.0,
+            1024.0,
+            &format!("{at}.min_vcpus_per_gpu"),
+            "a number of vCPUs",
+        )?;
+    }
+    if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
+        && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
+    {
+        bail!(
+            "{at}.job.output.amount: expected an amount in 0 < amount <= {MAX_WORK:e}, found {}",
+            o.amount
+        );
+    }
+    Ok(())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -186,9 +425,9 @@ impl ScenarioFile {
 
     pub fn parse(text: &str, name: &str) -> Result<ScenarioFile> {
         let f: ScenarioFile = parse_json(text, name)?;
-        if f.schema_version != 1 {
+        if !(1..=SCHEMA_VERSION).contains(&f.schema_version) {
             bail!(
-                "{name}: schema_version {} is not one this gpuvalue reads (1)",
+                "{name}: schema_version {} is not one this gpuvalue reads (1..={SCHEMA_VERSION})",
                 f.schema_version
             );
         }
@@ -200,24 +439,7 @@ impl ScenarioFile {
                     s.id
                 );
             }
-            if s.terms.is_empty() {
-                bail!("{name}: scenarios[{i}].terms: a scenario needs at least one term");
-            }
-            for (j, t) in s.terms.iter().enumerate() {
-                if !(t.work.is_finite() && t.work > 0.0 && t.work <= MAX_WORK) {
-                    bail!(
-                        "{name}: scenarios[{i}].terms[{j}].work: expected an amount in 0 < work <= {MAX_WORK:e}, found {}",
-                        t.work
-                    );
-                }
-            }
-            if let Some(m) = s.min_gpu_memory_gb
-                && !(m.is_finite() && (0.0..=1e4).contains(&m))
-            {
-                bail!(
-                    "{name}: scenarios[{i}].min_gpu_memory_gb: expected a number of GB in 0..=1e4, found {m}"
-                );
-            }
+            check_scenario(s, &format!("{name}: scenarios[{i}]"))?;
         }
         Ok(f)
     }
@@ -262,7 +484,7 @@ mod tests {
     #[test]
     fn embedded_scenarios_parse_and_state_their_assumptions() {
         let f = ScenarioFile::embedded();
-        for id in ["training", "inference", "hpc"] {
+        for id in ["training", "inference", "hpc", "int8_inference"] {
             let s = f.get(id).unwrap();
             assert!(
                 s.job.as_ref().is_some_and(|j| !j.assumption.is_empty()),
@@ -283,17 +505,21 @@ mod tests {
             id: "t".into(),
             description: String::new(),
             min_gpu_memory_gb: None,
+            memory_floor: vec![],
+            min_vcpus_per_gpu: None,
             job: None,
             terms: vec![
                 Term {
                     figure: Figure::MatmulF32,
                     work: 2e12,
                     unit: "FLOP".into(),
+                    what: None,
                 },
                 Term {
                     figure: Figure::LatencyDispatch,
                     work: 1000.0,
                     unit: "dispatches".into(),
+                    what: None,
                 },
             ],
         };

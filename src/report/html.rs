@@ -151,11 +151,13 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
         esc(&rep.currency),
         esc(&rep.currency_rate)
     );
+    let _ = write!(s, "<p>Model: {}.</p>", esc(&rep.scenario.model_line()));
     for e in &rep.efficiencies {
         let _ = write!(
             s,
-            "<p class=\"note\">Estimates of {} use efficiency {:.2} ({}: {}).</p>",
+            "<p class=\"note\">Estimates of {} on {} use efficiency {:.2} ({}: {}).</p>",
             esc(&e.figure),
+            esc(&e.applies_to),
             e.factor,
             esc(&e.origin),
             esc(&e.basis)
@@ -202,11 +204,11 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             &cost
         )
     );
-    s.push_str("<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>price/h</th><th>time/job (h)</th><th>cost/job</th><th>price as of</th></tr>");
+    s.push_str("<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>figures used (per GPU)</th><th>price/h</th><th>time/job (h)</th><th>cost/job</th><th>price as of</th></tr>");
     for x in &rep.rows {
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td></tr>",
+            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td></tr>",
             x.rank,
             esc(&x.provider),
             esc(&x.instance_type),
@@ -218,6 +220,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             } else {
                 "estimated"
             },
+            esc(&super::rank::figures_used(x)),
             figure(x.price_per_hour),
             figure(x.hours_per_job),
             figure(x.cost_per_job),

@@ -1,6 +1,6 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
-use super::fmt::{csv_cell, md, money};
+use super::fmt::{csv_cell, figure, md, money};
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -45,12 +45,24 @@ struct Row {
 fn figures_text(r: &crate::rank::RankRow) -> String {
     let mut s = format!("[{}]", basis(r.basis));
     for f in &r.figures {
-        s.push_str(&format!("\n{} {:.0} {}", f.figure, f.value, f.unit));
-        if f.source != Source::Measured {
-            s.push_str(&format!(" ({})", basis(f.source)));
-        }
+        s.push_str(&format!(
+            "\n{} {} {}\n  {}",
+            f.figure,
+            figure(f.value),
+            f.unit,
+            f.short
+        ));
     }
     s
+}
+
+/// The figures a row used, on one line: name, value per GPU, and how it was found.
+pub fn figures_used(r: &crate::rank::RankRow) -> String {
+    r.figures
+        .iter()
+        .map(|f| format!("{} {} {} ({})", f.figure, figure(f.value), f.unit, f.short))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Heading lines shared by the table and Markdown forms.
@@ -62,15 +74,19 @@ fn heading(r: &RankReport) -> Vec<String> {
     if let Some(j) = &r.scenario.job {
         v.push(format!("Assumption: {}", j.assumption));
     }
+    v.push(format!("Model: {}", r.scenario.model_line()));
     v.push(format!(
         "Prices: {} in {} ({})",
         r.pricing, r.currency, r.currency_rate
     ));
     for e in &r.efficiencies {
         v.push(format!(
-            "Efficiency for estimates, {}: {:.2} ({}: {})",
-            e.figure, e.factor, e.origin, e.basis
+            "Efficiency of {} on {}: {:.2}, {} ({})",
+            e.figure, e.applies_to, e.factor, e.origin, e.basis
         ));
+    }
+    if !r.efficiencies.is_empty() {
+        v.push("Estimates are datasheet peak x efficiency; `gpuvalue calibration` recomputes every published point behind the factors.".into());
     }
     v
 }
@@ -162,12 +178,12 @@ pub fn markdown(r: &RankReport) -> String {
         out.push_str(&format!("{}  \n", md(&l)));
     }
     out.push_str(&format!(
-        "\n| # | instance | region | GPUs | basis | price/h ({c}) | time/job | cost/job ({c}) | jobs per 1000 {c} |\n|---|---|---|---|---|---|---|---|---|\n",
+        "\n| # | instance | region | GPUs | basis | figures used (per GPU) | price/h ({c}) | time/job | cost/job ({c}) | jobs per 1000 {c} |\n|---|---|---|---|---|---|---|---|---|---|\n",
         c = md(&r.currency)
     ));
     for x in &r.rows {
         out.push_str(&format!(
-            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {:.2} |\n",
+            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {} | {:.2} |\n",
             x.rank,
             md(&x.provider),
             md(&x.instance_type),
@@ -175,6 +191,7 @@ pub fn markdown(r: &RankReport) -> String {
             x.gpu_count,
             md(&x.gpu_name),
             basis(x.basis),
+            md(&figures_used(x)),
             price_cell(x),
             hours(x.hours_per_job),
             money(x.cost_per_job),
@@ -222,11 +239,12 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             .iter()
             .map(|f| {
                 format!(
-                    "{}={:.6} {} ({})",
+                    "{}={:.6} {} ({}: {})",
                     f.figure,
                     f.value,
                     f.unit,
-                    basis(f.source)
+                    basis(f.source),
+                    f.short
                 )
             })
             .collect();

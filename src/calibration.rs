@@ -1,0 +1,400 @@
+//! Efficiency calibration: what fraction of a datasheet peak real work reaches, per figure
+//! and GPU generation, each factor fitted on published measurements (the embedded
+//! `src/data/calibration.json`). Schema (version 1, JSON):
+//!
+//! ```text
+//! schema_version  1
+//! rules[]   { figure, vendor?, archs?[], factor, basis, points[] (ids it is fitted on) }
+//! points[]  { id, gpu, scenario? | figure?, relative_to?, published, unit, conditions,
+//!             source, date }
+//! ```
+//! A point is a published result for one GPU package: a scenario's throughput (output units
+//! per second: images/s, tokens/s, FLOP/s), a figure's own rate (a STREAM triad in GB/s), or a
+//! ratio to another GPU's throughput (`relative_to`). `implied` recomputes each point from the
+//! catalog's datasheet figures, these factors and the scenario model; `fit` solves for the
+//! factor of a rule that makes its points' geometric-mean ratio 1. The rule most specific to
+//! a GPU applies: one naming its architecture, else its vendor, else one for all GPUs.
+
+use crate::catalog::{Catalog, Gpu};
+use crate::files::parse_json;
+use crate::scenario::{Figure, ScenarioFile, Sheet};
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+const EMBEDDED: &str = include_str!("data/calibration.json");
+
+/// How far an implied figure may be from its published one (either way) for the model to
+/// count as calibrated: 1.5x.
+pub const TOLERANCE: f64 = 1.5;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub figure: Figure,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archs: Vec<String>,
+    pub factor: f64,
+    pub basis: String,
+    /// Ids of the points the factor is fitted on; empty: not calibrated (the basis says how
+    /// the factor was chosen).
+    #[serde(default)]
+    pub points: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    pub id: String,
+    /// Catalog GPU id; the published figure is per package of it.
+    pub gpu: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
+    /// A ratio of this GPU's scenario throughput to that GPU's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_to: Option<String>,
+    pub published: f64,
+    pub unit: String,
+    pub conditions: String,
+    pub source: String,
+    pub date: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationFile {
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub rules: Vec<Rule>,
+    pub points: Vec<Point>,
+}
+
+/// Where a factor came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Fitted on published measurements (a calibration rule with points).
+    Calibrated,
+    /// Measured / datasheet over the hardware GPUs measured in this ranking.
+    Derived,
+    /// A stated assumption: no published point and nothing measured.
+    Assumed,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Factor {
+    pub value: f64,
+    pub origin: Origin,
+    pub basis: String,
+    /// Which GPUs the factor covers, for people ("NVIDIA volta/ampere", "all GPUs").
+    pub applies_to: String,
+}
+
+/// A figure's value for one adapter, and how it was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// The figure whose rate was used (the asked one, or one its work falls back to).
+    pub used: Figure,
+    /// Per adapter, in the asked figure's unit.
+    pub value: f64,
+    /// The datasheet figure and factor, for an estimate; None when measured.
+    pub estimate: Option<(Sheet, Factor)>,
+}
+
+/// Fraction of the datasheet assumed for a figure nothing calibrates or measures.
+pub fn default_factor(f: Figure) -> f64 {
+    match f {
+        // Portable WGSL GEMM reaches roughly 35-45% of the FP32 peak (design notes §4).
+        Figure::MatmulF32 => 0.35,
+        Figure::StreamTriad => 0.8,
+        Figure::LatencyDispatch => 1.0,
+        _ => 0.5,
+    }
+}
+
+impl Rule {
+    /// How specifically this rule covers `gpu`: 2 by architecture, 1 by vendor, 0 for all;
+    /// None when it does not cover it.
+    fn specificity(&self, gpu: &Gpu) -> Option<u8> {
+        if let Some(v) = &self.vendor
+            && !v.eq_ignore_ascii_case(&gpu.vendor)
+        {
+            return None;
+        }
+        if !self.archs.is_empty() {
+            let arch = gpu.arch.as_deref()?;
+            return self.archs.iter().any(|a| a == arch).then_some(2);
+        }
+        Some(u8::from(self.vendor.is_some()))
+    }
+
+    pub fn applies_to(&self) -> String {
+        match (&self.vendor, self.archs.is_empty()) {
+            (None, true) => "all GPUs".into(),
+            (v, _) => format!(
+                "{}{}",
+                v.as_deref().unwrap_or("any vendor"),
+                if self.archs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", self.archs.join("/"))
+                }
+            ),
+        }
+    }
+
+    fn factor(&self) -> Factor {
+        let (origin, basis) = if self.points.is_empty() {
+            (Origin::Assumed, format!("not calibrated: {}", self.basis))
+        } else {
+            (
+                Origin::Calibrated,
+                format!(
+                    "calibrated on {} published result(s): {}",
+                    self.points.len(),
+                    self.basis
+                ),
+            )
+        };
+        Factor {
+            value: self.factor,
+            origin,
+            basis,
+            applies_to: self.applies_to(),
+        }
+    }
+}
+
+/// Walks a figure's fallback chain for one GPU: a measured value of the figure (per
+/// adapter), else its datasheet figure x factor, else the same for the unit its work falls
+/// back to. None: no unit of the chain has a figure.
+pub fn resolve(
+    fig: Figure,
+    gpu: &Gpu,
+    measured: impl Fn(Figure) -> Option<f64>,
+    factor: impl Fn(Figure) -> Factor,
+) -> Option<Resolved> {
+    for f in fig.chain() {
+        if let Some(v) = measured(f) {
+            return Some(Resolved {
+                used: f,
+                value: v,
+                estimate: None,
+            });
+        }
+        if let Some(sheet) = f.datasheet(gpu) {
+            let k = factor(f);
+            return Some(Resolved {
+                used: f,
+                value: sheet.value * k.value / f64::from(gpu.adapters()),
+                estimate: Some((sheet, k)),
+            });
+        }
+    }
+    None
+}
+
+impl CalibrationFile {
+    pub fn embedded() -> CalibrationFile {
+        Self::parse(EMBEDDED, "embedded calibration").expect("the embedded calibration parses")
+    }
+
+    pub fn parse(text: &str, name: &str) -> Result<CalibrationFile> {
+        let f: CalibrationFile = parse_json(text, name)?;
+        if f.schema_version != 1 {
+            bail!(
+                "{name}: schema_version {} is not one this gpuvalue reads (1)",
+                f.schema_version
+            );
+        }
+        for (i, r) in f.rules.iter().enumerate() {
+            if !(r.factor.is_finite() && r.factor > 0.0 && r.factor <= 1.0) {
+                bail!(
+                    "{name}: rules[{i}].factor: expected a fraction in 0 < factor <= 1, found {}",
+                    r.factor
+                );
+            }
+            for p in &r.points {
+                if !f.points.iter().any(|x| &x.id == p) {
+                    bail!("{name}: rules[{i}].points: no point has id {p:?}");
+                }
+            }
+        }
+        for (i, p) in f.points.iter().enumerate() {
+            if p.scenario.is_some() == p.figure.is_some() {
+                bail!(
+                    "{name}: points[{i}] ({}): give either a scenario or a figure",
+                    p.id
+                );
+            }
+            if !(p.published.is_finite() && p.published > 0.0) {
+                bail!(
+                    "{name}: points[{i}].published: expected a positive number, found {}",
+                    p.published
+                );
+            }
+        }
+        Ok(f)
+    }
+
+    /// The calibration rule for a figure on a GPU, as a factor; None when no rule covers it.
+    pub fn factor(&self, fig: Figure, gpu: &Gpu) -> Option<Factor> {
+        self.rules
+            .iter()
+            .filter(|r| r.figure == fig)
+            .filter_map(|r| Some((r.specificity(gpu)?, r)))
+            .max_by_key(|(s, _)| *s)
+            .map(|(_, r)| r.factor())
+    }
+
+    /// The rule's factor, else the default assumption.
+    fn factor_or_default(&self, fig: Figure, gpu: &Gpu) -> Factor {
+        self.factor(fig, gpu).unwrap_or_else(|| Factor {
+            value: default_factor(fig),
+            origin: Origin::Assumed,
+            basis: "no calibration rule: default assumption".into(),
+            applies_to: "all GPUs".into(),
+        })
+    }
+
+    /// A scenario's throughput on one package of `gpu` from datasheet figures and these
+    /// factors alone (output units per second; FLOP/s when the job states no output).
+    pub fn throughput(
+        &self,
+        catalog: &Catalog,
+        scenarios: &ScenarioFile,
+        scenario: &str,
+        gpu: &str,
+    ) -> Result<f64> {
+        let s = scenarios.get(scenario)?;
+        let g = catalog
+            .gpu(gpu)
+            .with_context(|| format!("calibration names GPU {gpu:?}, not in the catalog"))?;
+        let mut secs = 0.0;
+        for t in &s.terms {
+            let v = if t.figure == Figure::LatencyDispatch {
+                t.figure.assumed().unwrap_or(10.0)
+            } else {
+                resolve(t.figure, g, |_| None, |f| self.factor_or_default(f, g))
+                    .with_context(|| format!("GPU {gpu} has no figure for {}", t.figure.name()))?
+                    .value
+            };
+            secs += t.figure.seconds(t.work, v);
+        }
+        let amount = s
+            .job
+            .as_ref()
+            .and_then(|j| j.output.as_ref())
+            .map_or(1.0, |o| o.amount);
+        Ok(amount * f64::from(g.adapters()) / secs)
+    }
+
+    /// What the model says a point's published figure is.
+    pub fn implied(&self, p: &Point, catalog: &Catalog, scenarios: &ScenarioFile) -> Result<f64> {
+        if let Some(fig) = p.figure {
+            let g = catalog.gpu(&p.gpu).with_context(|| {
+                format!(
+                    "calibration point {}: GPU {:?} not in the catalog",
+                    p.id, p.gpu
+                )
+            })?;
+            let r = resolve(fig, g, |_| None, |f| self.factor_or_default(f, g))
+                .with_context(|| format!("calibration point {}: no {} figure", p.id, fig.name()))?;
+            return Ok(r.value * f64::from(g.adapters()));
+        }
+        let s = p.scenario.as_deref().unwrap_or_default();
+        let t = self.throughput(catalog, scenarios, s, &p.gpu)?;
+        match &p.relative_to {
+            Some(other) => Ok(t / self.throughput(catalog, scenarios, s, other)?),
+            None => Ok(t),
+        }
+    }
+
+    /// Every point with its implied figure and implied / published ratio.
+    pub fn check(&self, catalog: &Catalog, scenarios: &ScenarioFile) -> Result<Vec<PointCheck>> {
+        self.points
+            .iter()
+            .map(|p| {
+                let implied = self.implied(p, catalog, scenarios)?;
+                Ok(PointCheck {
+                    id: p.id.clone(),
+                    gpu: p.gpu.clone(),
+                    what: p
+                        .scenario
+                        .clone()
+                        .or_else(|| p.figure.map(|f| f.name().to_string()))
+                        .unwrap_or_default(),
+                    published: p.published,
+                    implied,
+                    ratio: implied / p.published,
+                    unit: p.unit.clone(),
+                    fitted: self.rules.iter().any(|r| r.points.contains(&p.id)),
+                    source: p.source.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The factor for rule `i` that makes its points' geometric-mean implied / published
+    /// ratio 1, the other factors as they are. None for a rule without points.
+    pub fn fit(
+        &self,
+        i: usize,
+        catalog: &Catalog,
+        scenarios: &ScenarioFile,
+    ) -> Result<Option<f64>> {
+        let rule = &self.rules[i];
+        if rule.points.is_empty() {
+            return Ok(None);
+        }
+        let log_ratio = |k: f64| -> Result<f64> {
+            let mut c = self.clone();
+            c.rules[i].factor = k;
+            let mut sum = 0.0;
+            for id in &rule.points {
+                let p = c
+                    .points
+                    .iter()
+                    .find(|p| &p.id == id)
+                    .expect("checked on parse");
+                sum += (c.implied(p, catalog, scenarios)? / p.published).ln();
+            }
+            Ok(sum / rule.points.len() as f64)
+        };
+        // Throughput rises with the factor: bisect on log scale over 1e-3..1.
+        let (mut lo, mut hi) = (1e-3f64, 1.0f64);
+        if log_ratio(hi)? < 0.0 {
+            return Ok(Some(hi));
+        }
+        for _ in 0..60 {
+            let mid = (lo * hi).sqrt();
+            if log_ratio(mid)? < 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(Some((lo * hi).sqrt()))
+    }
+}
+
+/// One calibration point recomputed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointCheck {
+    pub id: String,
+    pub gpu: String,
+    /// The scenario or figure the point measures.
+    pub what: String,
+    pub published: f64,
+    pub implied: f64,
+    /// implied / published.
+    pub ratio: f64,
+    pub unit: String,
+    /// Whether a rule is fitted on it (else it only checks the model).
+    pub fitted: bool,
+    pub source: String,
+}
