@@ -149,12 +149,12 @@ impl Rule {
 
     fn factor(&self) -> Factor {
         let (origin, basis) = if self.points.is_empty() {
-            (Origin::Assumed, format!("not calibrated: {}", self.basis))
+            (Origin::Assumed, format!("no published point: {}", self.basis))
         } else {
             (
                 Origin::Calibrated,
                 format!(
-                    "calibrated on {} published result(s): {}",
+                    "fitted on {} published result(s): {}",
                     self.points.len(),
                     self.basis
                 ),
