@@ -282,7 +282,9 @@ fn catalog_check(file: &std::path::Path, csv_as_of: Option<&str>) -> Result<Exit
             (own, rows, gpus)
         }
     };
-    let findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
+    let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
+    // A CSV's findings in the order of its lines (JSON paths have none: order kept).
+    findings.sort_by_key(|f| crate::catalog_csv::line_of(&f.path));
     for f in &findings {
         println!("{}", term_text(&f.to_string()));
     }
