@@ -79,15 +79,16 @@ const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("standard_nc", "ads_a100_v4", "a100-80gb-pcie"),
     ("standard_nc", "as_t4_v3", "t4"),
     ("standard_nc", "s_v3", "v100-pcie-16gb"),
-    // Lambda: the plain A100 types are the 40 GB PCIe card (`_sxm4` ones are SXM).
+    // Lambda: the plain 1x/2x/4x A100 types are the 40 GB PCIe card; `_sxm4` and 8x are SXM4.
     ("gpu_", "a100_80gb_sxm4", "a100-80gb-sxm"),
     ("gpu_", "a100_sxm4", "a100-40gb-sxm"),
     ("gpu_1x_a100", "", "a100-40gb-pcie"),
     ("gpu_2x_a100", "", "a100-40gb-pcie"),
     ("gpu_4x_a100", "", "a100-40gb-pcie"),
+    ("gpu_8x_a100", "", "a100-40gb-sxm"),
     ("gpu_", "h100_sxm5", "h100-sxm"),
     ("gpu_", "h100_pcie", "h100-pcie"),
-    ("gpu_8x_v100", "", "v100-sxm2-16gb"),
+    // (gpu_8x_v100: Lambda says "8x Tesla V100 (16 GB)", not SXM2 or PCIe: left ambiguous.)
 ];
 
 /// Attached GPUs whose name alone is ambiguous but whose host family tells (GCP N1 V100s

@@ -271,6 +271,11 @@ fn catalog_check_reports_bad_rows_with_file_path_and_field() {
         "{out}"
     );
     assert!(out.contains("instances[0].prices.spot.amount"), "{out}");
+    // Without a file: the embedded catalog, which has no errors (stale rows are warnings).
+    let o = gpuvalue(&["catalog", "check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("embedded catalog: "), "{}", stdout(&o));
+    assert!(stdout(&o).contains(": 0 error(s)"), "{}", stdout(&o));
     std::fs::write(&p, "{\"schema_version\": 1, \"gpus\": [{\"id\": 3}]}").unwrap();
     let o = gpuvalue(&["catalog", "check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
