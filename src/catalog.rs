@@ -1225,6 +1225,12 @@ mod tests {
         assert_eq!(gpu_of("tencent", "GT4"), "a100-40gb-sxm");
         assert_eq!(gpu_of("huawei", "pi2.2xlarge.4"), "t4");
         assert_eq!(gpu_of("aws", "p4d.24xlarge"), "a100-40gb-sxm");
+        // The configurations issue 12 asked for, with their true GPUs.
+        assert_eq!(gpu_of("aws", "p3.16xlarge"), "v100-sxm2-16gb");
+        assert_eq!(gpu_of("lambda", "gpu_8x_v100"), "v100-sxm2-16gb");
+        assert_eq!(gpu_of("lambda", "gpu_4x_a100"), "a100-40gb-pcie");
+        assert_eq!(gpu_of("lambda", "gpu_1x_a100"), "a100-40gb-pcie");
+        assert_eq!(gpu_of("gcp", "n1-standard-8 + 1x T4"), "t4");
         let mi250x = c.gpu("mi250x").unwrap();
         assert_eq!(mi250x.fp64_vector_tflops, Some(47.9));
         assert_eq!(c.gpu("a100-40gb-sxm").unwrap().fp32_tflops, Some(19.5));
