@@ -428,7 +428,8 @@ fn catalog_check_finds_each_fault_of_a_skypilot_csv_at_its_line() {
             &["spot equals on-demand", "dropped"],
         ),
     ];
-    let lines: Vec<&str> = out.lines().collect();
+    // (Once 2026-11 is over six months ago, every row is also flagged stale: not counted.)
+    let lines: Vec<&str> = out.lines().filter(|l| !l.contains("stale price")).collect();
     for (severity, place, row, words) in wants {
         let head = format!("{severity}: {fixture}: {place} (aws/{row}/us-east-1): ");
         let hit = lines.iter().find(|l| l.starts_with(&head));
@@ -442,7 +443,7 @@ fn catalog_check_finds_each_fault_of_a_skypilot_csv_at_its_line() {
     assert_eq!(lines.len(), wants.len() + 1, "{out}");
     assert!(!out.contains("instances["), "{out}");
     assert!(
-        out.ends_with("10 instance rows, 0 GPUs: 7 error(s), 4 warning(s)\n"),
+        out.contains("10 instance rows, 0 GPUs: 7 error(s), "),
         "{out}"
     );
 
