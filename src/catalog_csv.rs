@@ -210,12 +210,17 @@ impl LineFindings {
 }
 
 /// Imports a CSV file. `provider` defaults to the file's parent directory name (SkyPilot's
-/// layout), else its stem.
+/// layout, also when the path is given relative to it: `vms.csv` in `aws/`), else its stem.
 pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
     let name = path.display().to_string();
-    let provider = path
-        .parent()
-        .and_then(|p| p.file_name())
+    // The folder as named, not the target of a symlinked file; `.` for a bare file name.
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
+    let provider = folder
+        .file_name()
         .map(|s| s.to_string_lossy().to_string())
         .filter(|s| !s.is_empty() && s != ".")
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
