@@ -243,7 +243,14 @@ fn filters(f: &cli::FilterArgs) -> Result<Filters> {
 
 fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     if let Some(cli::CatalogAction::Check { file, csv_as_of }) = &a.action {
-        return catalog_check(file, csv_as_of.as_deref());
+        return match file {
+            Some(file) => catalog_check(file, csv_as_of.as_deref()),
+            None => {
+                let c = Catalog::embedded();
+                let (rows, gpus) = (c.instances.len(), c.gpus.len());
+                print_check(&c, crate::catalog::EMBEDDED_NAME, rows, gpus)
+            }
+        };
     }
     let c = load_catalog(&a.source)?;
     if !c.currencies.contains_key(&a.currency) {
@@ -283,7 +290,15 @@ fn catalog_check(file: &std::path::Path, csv_as_of: Option<&str>) -> Result<Exit
             (own, rows, gpus)
         }
     };
-    let findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
+    print_check(&c, &name, rows, gpus)
+}
+
+/// Prints the findings of `c` that belong to the file `name` (a CSV's in line order) and a
+/// summary; exit status 1 when there are errors.
+fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<ExitCode> {
+    let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
+    // A CSV's findings in the order of its lines (JSON paths have none: order kept).
+    findings.sort_by_key(|f| crate::catalog_csv::line_of(&f.path));
     for f in &findings {
         println!("{}", term_text(&f.to_string()));
     }

@@ -328,6 +328,11 @@ pub struct Catalog {
     /// The file each currency rate came from.
     #[serde(skip)]
     pub currency_origins: BTreeMap<String, String>,
+    /// What loading found and mended before the rows were merged (a CSV line's bad price, a
+    /// spot price that only repeats on-demand), each already naming its file and line or
+    /// path; `instance` is the row's index in this catalog. `check` reports them first.
+    #[serde(skip)]
+    pub load_findings: Vec<Finding>,
 }
 
 /// Where a catalog row came from: the file, and the row's index in that file's list, so
@@ -336,6 +341,9 @@ pub struct Catalog {
 pub struct Origin {
     pub file: String,
     pub index: usize,
+    /// The lines of a CSV file the row was built from (one per zone, and a GCP host and GPU
+    /// line summed); empty for a JSON row, which findings name by its JSON path.
+    pub lines: Vec<usize>,
 }
 
 impl Origin {
@@ -345,6 +353,7 @@ impl Origin {
             .map(|index| Origin {
                 file: file.to_string(),
                 index,
+                lines: Vec::new(),
             })
             .collect()
     }
@@ -371,7 +380,34 @@ impl Catalog {
         }
         c.check_name_lengths(name)?;
         c.set_origins(name);
+        c.drop_spot_repeating_on_demand(name);
         Ok(c)
+    }
+
+    /// A spot price equal to the on-demand price means "no spot data", not "no discount":
+    /// it is dropped with a warning, and the row still ranks on its other prices.
+    fn drop_spot_repeating_on_demand(&mut self, name: &str) {
+        for (i, inst) in self.instances.iter_mut().enumerate() {
+            let od = inst.prices.get(&PricingModel::OnDemand);
+            let spot = inst.prices.get(&PricingModel::Spot);
+            if let (Some(od), Some(spot)) = (od, spot)
+                && od.currency == spot.currency
+                && od.amount == spot.amount
+            {
+                self.load_findings.push(Finding {
+                    severity: Severity::Warning,
+                    file: name.to_string(),
+                    path: format!("instances[{i}].prices.spot.amount"),
+                    row: inst.key(),
+                    message: format!(
+                        "spot equals on-demand ({}): that means no spot data, not no discount; the spot price is dropped",
+                        od.amount
+                    ),
+                    instance: Some(i),
+                });
+                inst.prices.remove(&PricingModel::Spot);
+            }
+        }
     }
 
     /// Refuses names over `MAX_NAME_CHARS` (a 50 MB provider name would blow every table up).
@@ -477,17 +513,26 @@ impl Catalog {
                 }
             }
         }
+        let mut moved = Vec::with_capacity(other.instances.len());
         for (inst, origin) in other.instances.into_iter().zip(other.origins) {
             match self.instances.iter().position(|x| x.key() == inst.key()) {
                 Some(i) => {
+                    // The replaced row's load findings go with it.
+                    self.load_findings.retain(|f| f.instance != Some(i));
                     self.instances[i] = inst;
                     self.origins[i] = origin;
+                    moved.push(i);
                 }
                 None => {
+                    moved.push(self.instances.len());
                     self.instances.push(inst);
                     self.origins.push(origin);
                 }
             }
+        }
+        for mut f in other.load_findings {
+            f.instance = f.instance.and_then(|i| moved.get(i).copied());
+            self.load_findings.push(f);
         }
     }
 
@@ -568,8 +613,87 @@ impl std::fmt::Display for Finding {
     }
 }
 
+/// Where a finding on a row imported from CSV points: its line(s), and the CSV column that
+/// holds the field the JSON path `field` names (`.prices.spot.amount` is `SpotPrice`).
+fn csv_place(lines: &[usize], field: &str) -> String {
+    let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
+    let more = if lines.len() > 8 { ", ..." } else { "" };
+    let at = match lines {
+        [one] => format!("line {one}"),
+        _ => format!("lines {}{more}", shown.join(", ")),
+    };
+    let column = match field {
+        "" => return at,
+        ".gpu" => "AcceleratorName",
+        ".gpu_count" => "AcceleratorCount",
+        ".vcpu" => "vCPUs",
+        ".ram_gib" => "MemoryGiB",
+        ".gpu_memory_gb" => "GpuInfo",
+        ".as_of" => return format!("{at} (the date given by --csv-as-of)"),
+        f if f.starts_with(".prices.on_demand") => "Price",
+        f if f.starts_with(".prices.spot") => "SpotPrice",
+        other => return format!("{at}, field {}", other.trim_start_matches('.')),
+    };
+    format!("{at}, column {column}")
+}
+
 /// Amounts that public catalogs use as filler rather than prices.
-const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
+pub(crate) const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
+
+/// GPU counts of instance families whose names do not spell the count out (matched on the
+/// lowercased type; the first matching prefix wins, so longer prefixes come first). From
+/// the providers' instance-type pages (AWS accelerated computing, Azure GPU sizes).
+const FAMILY_GPU_COUNTS: &[(&str, u32)] = &[
+    // AWS: every size of these families has 8 GPUs.
+    ("p4d.", 8),
+    ("p4de.", 8),
+    ("p5.48xlarge", 8),
+    ("p5e.", 8),
+    ("p5en.", 8),
+    ("p3dn.", 8),
+    ("p3.16xlarge", 8),
+    ("p3.8xlarge", 4),
+    ("p3.2xlarge", 1),
+    ("p5.4xlarge", 1),
+    ("g4dn.metal", 8),
+    ("g4dn.12xlarge", 4),
+    ("g5.48xlarge", 8),
+    ("g5.24xlarge", 4),
+    ("g5.12xlarge", 4),
+    ("g6.48xlarge", 8),
+    ("g6.24xlarge", 4),
+    ("g6.12xlarge", 4),
+    ("g6e.48xlarge", 8),
+    ("g6e.24xlarge", 4),
+    ("g6e.12xlarge", 4),
+    // Azure: ND96 sizes (A100 v4, H100 v5, H200 v5, MI300X v5) have 8; ND40rs_v2 has 8.
+    ("standard_nd96", 8),
+    ("standard_nd40rs_v2", 8),
+    ("standard_nc24ads_a100_v4", 1),
+    ("standard_nc48ads_a100_v4", 2),
+    ("standard_nc96ads_a100_v4", 4),
+    ("standard_nc64as_t4_v3", 4),
+    ("standard_nc4as_t4_v3", 1),
+    ("standard_nc8as_t4_v3", 1),
+    ("standard_nc16as_t4_v3", 1),
+    ("standard_nc6s_v3", 1),
+    ("standard_nc12s_v3", 2),
+    ("standard_nc24s_v3", 4),
+    ("standard_nc24rs_v3", 4),
+];
+
+/// The GPU count an instance type implies, and how: spelled out in the name (`gpu_8x_h100`,
+/// `a3-highgpu-8g`, `BM.GPU4.8`) or known for its family (`p4d.24xlarge`, `Standard_ND96*`).
+fn expected_gpu_count(name: &str) -> Option<(u32, &'static str)> {
+    if let Some(n) = count_in_name(name) {
+        return Some((n, "the instance type names"));
+    }
+    let lower = name.to_lowercase();
+    FAMILY_GPU_COUNTS
+        .iter()
+        .find(|(prefix, _)| lower.starts_with(prefix))
+        .map(|&(_, n)| (n, "its instance family has"))
+}
 
 /// The GPU count an instance type spells out, where it follows a known naming pattern:
 /// `gpu_8x_h100`, `a3-highgpu-8g`, `BM.GPU4.8`, `p4d.24xlarge` (no count), ...
@@ -595,6 +719,27 @@ fn count_in_name(name: &str) -> Option<u32> {
         return lower.rsplit('.').next()?.parse().ok();
     }
     None
+}
+
+/// Prefixes the CSV import gives GPU ids it cannot resolve: the accelerator name as written.
+pub const AMBIGUOUS_GPU: &str = "ambiguous:";
+pub const UNKNOWN_GPU: &str = "unknown:";
+
+/// Why a row's GPU id is not in the catalog, in words: an accelerator name that could be
+/// several GPUs, one that is no GPU the catalog knows, or a JSON row's unknown id.
+fn unknown_gpu_message(id: &str) -> String {
+    let fix = "say which catalog GPU it is in a --catalog-add JSON row; the row is not ranked";
+    if let Some(name) = id.strip_prefix(AMBIGUOUS_GPU) {
+        format!(
+            "accelerator {name:?} is ambiguous (which memory size or form factor?) and the instance family does not tell: {fix}"
+        )
+    } else if let Some(name) = id.strip_prefix(UNKNOWN_GPU) {
+        format!(
+            "unknown accelerator {name:?}: no catalog GPU has that name and the instance family does not tell: {fix}"
+        )
+    } else {
+        format!("unknown GPU id {id:?} (not in gpus[])")
+    }
 }
 
 /// Check step: a retired row has a valid retirement date; a price older than `STALE_MONTHS`
@@ -670,7 +815,8 @@ impl Catalog {
         self.check_instances(&main, &mut out);
         // Outliers: the same instance type's price in other regions.
         self.check_outliers(&main, &mut out);
-        out.0.into_iter().map(|f| self.in_own_file(f)).collect()
+        let checked = out.0.into_iter().map(|f| self.in_own_file(f));
+        self.load_findings.iter().cloned().chain(checked).collect()
     }
 
     /// A finding as its own file has it: the file a GPU or currency came from, and the
@@ -685,7 +831,11 @@ impl Catalog {
         {
             f.instance = Some(i);
             if let Some(o) = self.origins.get(i) {
-                f.path = format!("instances[{}]{}", o.index, &rest[end + 1..]);
+                f.path = if o.lines.is_empty() {
+                    format!("instances[{}]{}", o.index, &rest[end + 1..])
+                } else {
+                    csv_place(&o.lines, &rest[end + 1..])
+                };
                 f.file = o.file.clone();
             }
         } else if let Some(rest) = f.path.strip_prefix("gpus[")
@@ -942,7 +1092,7 @@ impl Catalog {
                 file,
                 format!("{path}.gpu"),
                 at.row.clone(),
-                format!("unknown GPU id {:?} (not in gpus[])", inst.gpu),
+                unknown_gpu_message(&inst.gpu),
             );
         }
         if inst.gpu_count == 0 || inst.gpu_count > 16 {
@@ -953,7 +1103,7 @@ impl Catalog {
                 at.row.clone(),
                 format!("{} GPUs is not a plausible instance", inst.gpu_count),
             );
-        } else if let Some(n) = count_in_name(&inst.instance_type)
+        } else if let Some((n, how)) = expected_gpu_count(&inst.instance_type)
             && n != inst.gpu_count
         {
             out.push(
@@ -961,7 +1111,10 @@ impl Catalog {
                 file,
                 format!("{path}.gpu_count"),
                 at.row.clone(),
-                format!("{} GPUs, but the instance type names {n}", inst.gpu_count),
+                format!(
+                    "{} GPUs, but {how} {n}: a {} has {n} GPUs",
+                    inst.gpu_count, inst.instance_type
+                ),
             );
         }
     }
@@ -979,7 +1132,8 @@ impl Catalog {
                     format!("{path}.gpu_memory_gb"),
                     at.row.clone(),
                     format!(
-                        "{listed} GB per GPU, but a {} has {model} GB: wrong unit (MiB for GB?)",
+                        "{listed:.3} GB ({:.0} MiB) per GPU, but a {} has {model} GB: wrong unit (GB written as MiB, or MiB as GB?)",
+                        listed * 1e9 / 1_048_576.0,
                         inst.gpu
                     ),
                 );
@@ -1103,30 +1257,22 @@ impl Catalog {
     }
 }
 
-/// Check step: a spot price in the on-demand price's currency is below the on-demand price.
+/// Check step: a spot price in the on-demand price's currency is not above the on-demand price.
 fn check_spot_against_on_demand(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
     if let (Some(od), Some(spot)) = (
         inst.prices.get(&PricingModel::OnDemand),
         inst.prices.get(&PricingModel::Spot),
     ) && od.currency == spot.currency
+        && spot.amount > od.amount
     {
-        if spot.amount == od.amount {
-            out.push(
-                Severity::Error,
-                at.file,
-                format!("{}.prices.spot.amount", at.path),
-                at.row.clone(),
-                "spot equals on-demand: that means no spot data, not no discount".into(),
-            );
-        } else if spot.amount > od.amount {
-            out.push(
-                Severity::Error,
-                at.file,
-                format!("{}.prices.spot.amount", at.path),
-                at.row.clone(),
-                format!("spot {} is above on-demand {}", spot.amount, od.amount),
-            );
-        }
+        // (A spot price equal to on-demand was dropped with a warning when loading.)
+        out.push(
+            Severity::Error,
+            at.file,
+            format!("{}.prices.spot.amount", at.path),
+            at.row.clone(),
+            format!("spot {} is above on-demand {}", spot.amount, od.amount),
+        );
     }
 }
 
@@ -1171,6 +1317,12 @@ mod tests {
         assert_eq!(gpu_of("tencent", "GT4"), "a100-40gb-sxm");
         assert_eq!(gpu_of("huawei", "pi2.2xlarge.4"), "t4");
         assert_eq!(gpu_of("aws", "p4d.24xlarge"), "a100-40gb-sxm");
+        // The configurations issue 12 asked for, with their true GPUs.
+        assert_eq!(gpu_of("aws", "p3.16xlarge"), "v100-sxm2-16gb");
+        assert_eq!(gpu_of("lambda", "gpu_8x_v100"), "v100-sxm2-16gb");
+        assert_eq!(gpu_of("lambda", "gpu_4x_a100"), "a100-40gb-pcie");
+        assert_eq!(gpu_of("lambda", "gpu_1x_a100"), "a100-40gb-pcie");
+        assert_eq!(gpu_of("gcp", "n1-standard-8 + 1x T4"), "t4");
         let mi250x = c.gpu("mi250x").unwrap();
         assert_eq!(mi250x.fp64_vector_tflops, Some(47.9));
         assert_eq!(c.gpu("a100-40gb-sxm").unwrap().fp32_tflops, Some(19.5));

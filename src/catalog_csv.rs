@@ -1,25 +1,38 @@
 //! Import of SkyPilot-style CSV catalogs (`catalogs/v8/<cloud>/vms.csv`): columns are found
 //! by header name (their order differs per cloud): InstanceType, AcceleratorName,
-//! AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region, AvailabilityZone.
+//! AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone.
 //!
 //! One row per availability zone becomes one instance per (type, region): on-demand is the
 //! zones' lowest price, spot the zones' median (one zone's outlier must not set the price).
 //! GCP lists the host VM and its GPUs as separate rows: a GPU-only row (accelerator, no
 //! instance type) is added to the host rows of its region whose machine family carries that
-//! GPU and count (`a2-highgpu-2g` + 2 x A100). Names that do not say which GPU model is meant
-//! (`A100-80GB`: SXM or PCIe?) become an unknown GPU id, which `check` reports as an error:
-//! such a row is never ranked until a `--catalog-add` JSON row says which GPU it is.
+//! GPU and count (`a2-highgpu-2g` + 2 x A100).
+//!
+//! Before the rows are merged, each line is checked for what real catalogs contain, and every
+//! finding names the file and the CSV line: exact duplicate lines (ignored) and conflicting
+//! ones; zone prices far from the other zones of the same instance; negative, zero, empty and
+//! placeholder prices (the value is left out); a spot price equal to or above on-demand (the
+//! spot price is dropped, the row still ranks on demand). The accelerator is resolved with
+//! instance-family knowledge first (`p3.*` = V100 SXM2 16 GB, `a2-ultragpu-*` = A100 80 GB
+//! SXM), then by an unambiguous name; `GpuInfo`'s `MemoryInfo.SizeInMiB` is kept as the memory
+//! per GPU, which `check` compares with the GPU's (80 MiB for an 80 GB card is a unit error).
+//! A name that stays ambiguous (`A100-80GB`: SXM or PCIe?) or unknown is an error: the row is
+//! never ranked until a `--catalog-add` JSON row says which GPU it is.
 
-use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
+use crate::catalog::{
+    AMBIGUOUS_GPU, Catalog, Confidence, Finding, Instance, Origin, PLACEHOLDER_AMOUNTS, Price,
+    PricingModel, Severity, UNKNOWN_GPU,
+};
 use anyhow::{Context, Result, bail};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-/// SkyPilot accelerator names that identify one catalog GPU.
+/// SkyPilot accelerator names that identify one catalog GPU whatever the instance.
 const GPU_NAMES: &[(&str, &str)] = &[
     ("T4", "t4"),
     ("A10G", "a10g"),
     ("A10", "a10"),
+    ("A30", "a30"),
     ("L4", "l4"),
     ("L40S", "l40s"),
     ("A100", "a100-40gb-sxm"),
@@ -28,6 +41,59 @@ const GPU_NAMES: &[(&str, &str)] = &[
     ("MI300X", "mi300x"),
     ("V100-32GB", "v100-sxm2-32gb"),
 ];
+
+/// Names that could be several catalog GPUs: only the instance family can tell.
+const AMBIGUOUS_NAMES: &[&str] = &["A100-80GB", "V100", "H100-80GB", "A100-40GB"];
+
+/// Instance families and the GPU they carry, whatever the accelerator column says:
+/// (prefix of the lowercased type, text it must also contain, catalog GPU id). The first
+/// match wins, so the more specific entries come first. From the providers' instance-type
+/// pages and `../shared/catalog-facts.md`.
+const FAMILY_GPUS: &[(&str, &str, &str)] = &[
+    // AWS
+    ("p3dn.", "", "v100-sxm2-32gb"),
+    ("p3.", "", "v100-sxm2-16gb"),
+    ("p4de.", "", "a100-80gb-sxm"),
+    ("p4d.", "", "a100-40gb-sxm"),
+    ("p5en.", "", "h200-sxm"),
+    ("p5e.", "", "h200-sxm"),
+    ("p5.", "", "h100-sxm"),
+    ("g4dn.", "", "t4"),
+    ("g5.", "", "a10g"),
+    ("g6e.", "", "l40s"),
+    ("g6.", "", "l4"),
+    // GCP (N1 hosts take attached GPUs: only their V100 needs the family to be named)
+    ("a2-ultragpu-", "", "a100-80gb-sxm"),
+    ("a2-highgpu-", "", "a100-40gb-sxm"),
+    ("a2-megagpu-", "", "a100-40gb-sxm"),
+    ("a3-ultragpu-", "", "h200-sxm"),
+    ("a3-", "", "h100-sxm"),
+    ("g2-", "", "l4"),
+    // Azure
+    ("standard_nd", "isr_h100_v5", "h100-sxm"),
+    ("standard_nd", "isr_h200_v5", "h200-sxm"),
+    ("standard_nd", "isr_mi300x_v5", "mi300x"),
+    ("standard_nd96amsr_a100_v4", "", "a100-80gb-sxm"),
+    ("standard_nd96asr_v4", "", "a100-40gb-sxm"),
+    ("standard_nd40rs_v2", "", "v100-sxm2-32gb"),
+    ("standard_nc", "ads_a100_v4", "a100-80gb-pcie"),
+    ("standard_nc", "as_t4_v3", "t4"),
+    ("standard_nc", "s_v3", "v100-pcie-16gb"),
+    // Lambda: the plain 1x/2x/4x A100 types are the 40 GB PCIe card; `_sxm4` and 8x are SXM4.
+    ("gpu_", "a100_80gb_sxm4", "a100-80gb-sxm"),
+    ("gpu_", "a100_sxm4", "a100-40gb-sxm"),
+    ("gpu_1x_a100", "", "a100-40gb-pcie"),
+    ("gpu_2x_a100", "", "a100-40gb-pcie"),
+    ("gpu_4x_a100", "", "a100-40gb-pcie"),
+    ("gpu_8x_a100", "", "a100-40gb-sxm"),
+    ("gpu_", "h100_sxm5", "h100-sxm"),
+    ("gpu_", "h100_pcie", "h100-pcie"),
+    // (gpu_8x_v100: Lambda says "8x Tesla V100 (16 GB)", not SXM2 or PCIe: left ambiguous.)
+];
+
+/// Attached GPUs whose name alone is ambiguous but whose host family tells (GCP N1 V100s
+/// are SXM2 16 GB): (prefix of the lowercased type, accelerator name, catalog GPU id).
+const HOST_GPUS: &[(&str, &str, &str)] = &[("n1-", "V100", "v100-sxm2-16gb")];
 
 /// GCP machine families and the accelerator they carry; the count is the `-<n>g` suffix.
 const GCP_FAMILIES: &[(&str, &str)] = &[
@@ -38,12 +104,36 @@ const GCP_FAMILIES: &[(&str, &str)] = &[
     ("a3-megagpu-", "H100-MEGA"),
 ];
 
-fn gpu_id(accel: &str) -> String {
-    GPU_NAMES
+/// Text found in price cells where no price was known.
+const PLACEHOLDER_TEXT: &[&str] = &[
+    "n/a", "na", "-", "--", "?", "tbd", "tba", "null", "none", "unknown", "x",
+];
+
+/// The catalog GPU an instance's accelerator is: by its family, else by an unambiguous
+/// name; else `ambiguous:NAME` or `unknown:NAME`, which `check` reports.
+fn gpu_id(instance: &str, accel: &str) -> String {
+    let ty = instance.to_lowercase();
+    let family = FAMILY_GPUS
         .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(accel))
-        .map(|(_, id)| id.to_string())
-        .unwrap_or_else(|| format!("ambiguous-or-unknown:{accel}"))
+        .find(|(prefix, has, _)| ty.starts_with(prefix) && ty.contains(has));
+    let host = HOST_GPUS
+        .iter()
+        .find(|(prefix, name, _)| ty.starts_with(prefix) && name.eq_ignore_ascii_case(accel));
+    let by_name = GPU_NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(accel));
+    if let Some((_, _, id)) = family.or(host) {
+        id.to_string()
+    } else if let Some((_, id)) = by_name {
+        id.to_string()
+    } else if AMBIGUOUS_NAMES
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(accel))
+    {
+        format!("{AMBIGUOUS_GPU}{accel}")
+    } else {
+        format!("{UNKNOWN_GPU}{accel}")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -54,19 +144,83 @@ struct Row {
     count: Option<f64>,
     vcpu: Option<f64>,
     mem: Option<f64>,
+    /// `GpuInfo`'s `MemoryInfo.SizeInMiB`: memory per GPU as the file states it.
+    gpu_mib: Option<f64>,
     price: Option<f64>,
     spot: Option<f64>,
     region: String,
     zone: String,
+    /// The record's fields as written, to find exact duplicates.
+    text: Vec<String>,
+}
+
+impl Row {
+    /// Whether the line can become (part of) a GPU instance: it names an accelerator, or it
+    /// is a GCP host whose GPUs are priced on their own line.
+    fn may_carry_gpu(&self) -> bool {
+        !self.accel.is_empty()
+            || GCP_FAMILIES
+                .iter()
+                .any(|(f, _)| self.instance.starts_with(f))
+    }
+}
+
+/// A finding on one CSV line, before the rows become instances.
+struct LineFinding {
+    line: usize,
+    severity: Severity,
+    column: Option<&'static str>,
+    /// (instance type, region) of the line: the instance it is shown beside.
+    key: (String, String),
+    /// Whether the finding is about the instance row (shown beside it in rankings, and an
+    /// error keeps it out) rather than one value of the line that was left out.
+    about_row: bool,
+    message: String,
+}
+
+/// What the line checks found, in the order found.
+#[derive(Default)]
+struct LineFindings(Vec<LineFinding>);
+
+impl LineFindings {
+    fn push(&mut self, r: &Row, severity: Severity, column: Option<&'static str>, msg: String) {
+        // A GCP GPU-only line has no instance type: it is named by its accelerator.
+        let ty = if r.instance.is_empty() {
+            format!("{} GPU line", r.accel)
+        } else {
+            r.instance.clone()
+        };
+        self.0.push(LineFinding {
+            line: r.line,
+            severity,
+            column,
+            key: (ty, r.region.clone()),
+            about_row: false,
+            message: msg,
+        });
+    }
+
+    /// As `push`, for a finding about the row the line becomes part of.
+    fn push_row(&mut self, r: &Row, severity: Severity, column: Option<&'static str>, m: String) {
+        self.push(r, severity, column, m);
+        if let Some(last) = self.0.last_mut() {
+            last.about_row = true;
+        }
+    }
 }
 
 /// Imports a CSV file. `provider` defaults to the file's parent directory name (SkyPilot's
-/// layout), else its stem.
+/// layout, also when the path is given relative to it: `vms.csv` in `aws/`), else its stem.
 pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
     let name = path.display().to_string();
-    let provider = path
-        .parent()
-        .and_then(|p| p.file_name())
+    // The folder as named, not the target of a symlinked file; `.` for a bare file name.
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
+    let provider = folder
+        .file_name()
         .map(|s| s.to_string_lossy().to_string())
         .filter(|s| !s.is_empty() && s != ".")
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
@@ -86,30 +240,82 @@ struct Columns {
     vcpu: Option<usize>,
     mem: Option<usize>,
     zone: Option<usize>,
+    gpu_info: Option<usize>,
 }
 
 /// Parses CSV text as read from the file `name` of cloud `provider`.
 pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Catalog> {
     let name = name.to_string();
-    let rows = read_rows(data, &name)?;
+    let mut found = LineFindings::default();
+    let rows = read_rows(data, &name, &mut found)?;
+    let rows = drop_duplicates(rows, &mut found);
+    let rows = drop_bad_spot(rows, &mut found);
     // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
     let complete = join_split_rows(&rows);
-    let instances = group_instances(complete, &name, provider, as_of);
-    let n = instances.len();
+    let (instances, origins) = group_instances(complete, &name, provider, as_of, &mut found);
+    let load_findings = line_findings(found, &instances, &name, provider);
     Ok(Catalog {
         schema_version: crate::catalog::SCHEMA_VERSION,
         description: Some(format!("imported from {name}")),
         currencies: BTreeMap::new(),
         gpus: Vec::new(),
         instances,
-        origins: crate::catalog::Origin::all(&name, n),
+        origins,
         gpu_origins: Vec::new(),
         currency_origins: BTreeMap::new(),
+        load_findings,
     })
 }
 
+/// Final step: each line finding as a catalog finding naming the file and line, and the
+/// instance the line became part of.
+fn line_findings(
+    found: LineFindings,
+    instances: &[Instance],
+    name: &str,
+    provider: &str,
+) -> Vec<Finding> {
+    let index: HashMap<(&str, &str), usize> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, x)| ((x.instance_type.as_str(), x.region.as_str()), i))
+        .collect();
+    let mut out: Vec<Finding> = found
+        .0
+        .into_iter()
+        .map(|f| {
+            let (ty, region) = (&f.key.0, &f.key.1);
+            let at = index.get(&(ty.as_str(), region.as_str())).copied();
+            Finding {
+                severity: f.severity,
+                file: name.to_string(),
+                path: match f.column {
+                    Some(c) => format!("line {}, column {c}", f.line),
+                    None => format!("line {}", f.line),
+                },
+                row: format!("{provider}/{ty}/{region}"),
+                message: f.message,
+                instance: at.filter(|_| f.about_row),
+            }
+        })
+        .collect();
+    out.sort_by_key(|f| line_of(&f.path));
+    out
+}
+
+/// The first line number a finding's place names (`line 7, column Price`).
+pub fn line_of(path: &str) -> Option<usize> {
+    let rest = path
+        .strip_prefix("line ")
+        .or_else(|| path.strip_prefix("lines "))?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Parse step: maps the header to column positions, then reads every record into a row.
-fn read_rows(data: &[u8], name: &str) -> Result<Vec<Row>> {
+fn read_rows(data: &[u8], name: &str, found: &mut LineFindings) -> Result<Vec<Row>> {
     let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(data);
     let headers = rdr
         .headers()
@@ -129,7 +335,7 @@ fn read_rows(data: &[u8], name: &str) -> Result<Vec<Row>> {
             );
         }
         next_line = line + 1;
-        rows.push(row(&rec, &cols, name, line)?);
+        rows.push(row(&rec, &cols, name, line, found)?);
     }
     Ok(rows)
 }
@@ -168,6 +374,7 @@ fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
         vcpu: col("vCPUs"),
         mem: col("MemoryGiB"),
         zone: col("AvailabilityZone"),
+        gpu_info: col("GpuInfo"),
     })
 }
 
@@ -185,13 +392,7 @@ fn field(
         return Ok(None);
     }
     let (name, line) = at;
-    let v: f64 = t
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite())
-        .with_context(|| {
-            format!("{name}: line {line}, column {column}: expected a number, found {t:?}")
-        })?;
+    let v = number(t, column, at)?;
     if whole && v.fract() != 0.0 {
         bail!("{name}: line {line}, column {column}: expected a whole number, found {t}");
     }
@@ -205,9 +406,73 @@ fn field(
     Ok(Some(v))
 }
 
-/// Row step: one record's fields; every numeric field that is present must be a number in
-/// its range (counts whole).
-fn row(rec: &csv::StringRecord, cols: &Columns, name: &str, line: usize) -> Result<Row> {
+/// A finite number, else an error naming the line and column.
+fn number(t: &str, column: &str, (name, line): (&str, usize)) -> Result<f64> {
+    t.parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .with_context(|| {
+            format!("{name}: line {line}, column {column}: expected a number, found {t:?}")
+        })
+}
+
+/// What a price cell holds.
+enum Cell {
+    Empty,
+    Price(f64),
+    /// Not a usable price: why, as a finding says it.
+    Bad(String),
+}
+
+/// A price cell: a positive amount; empty; or a value that is no price (negative, zero, a
+/// placeholder number or word, out of range). Other text is a malformed file.
+fn price_cell(text: &str, column: &str, at: (&str, usize)) -> Result<Cell> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(Cell::Empty);
+    }
+    if PLACEHOLDER_TEXT.iter().any(|p| p.eq_ignore_ascii_case(t)) {
+        return Ok(Cell::Bad(format!("{t:?} is a placeholder, not a price")));
+    }
+    let v = number(t, column, at)?;
+    Ok(if v < 0.0 {
+        Cell::Bad(format!("negative price {t}"))
+    } else if v == 0.0 {
+        Cell::Bad(format!(
+            "zero price {t}: a placeholder or a missing price, not a free instance"
+        ))
+    } else if PLACEHOLDER_AMOUNTS.contains(&v) {
+        Cell::Bad(format!("{t} looks like a placeholder, not a price"))
+    } else if v > 1e7 {
+        Cell::Bad(format!("{t} per hour is outside the plausible range"))
+    } else {
+        Cell::Price(v)
+    })
+}
+
+/// `GpuInfo`'s memory per GPU in MiB: SkyPilot writes a Python-style dict,
+/// `{'Gpus': [{'Name': 'A100', ..., 'MemoryInfo': {'SizeInMiB': 40960}}], ...}`.
+fn gpu_info_mib(text: &str) -> Option<f64> {
+    let at = text.find("MemoryInfo")?;
+    let rest = &text[at..];
+    let rest = &rest[rest.find("SizeInMiB")? + "SizeInMiB".len()..];
+    let rest = rest.trim_start_matches(['\'', '"', ':', ' ']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok().filter(|v: &f64| v.is_finite())
+}
+
+/// Row step: one record's fields; counts and sizes must be numbers in range; a price that
+/// is no price is left out with a finding (an empty on-demand price too: it is no finding
+/// only when the spot price is the one left empty, as for types sold on demand only).
+fn row(
+    rec: &csv::StringRecord,
+    cols: &Columns,
+    name: &str,
+    line: usize,
+    found: &mut LineFindings,
+) -> Result<Row> {
     let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
     let at = (name, line);
     if let Some(long) = rec
@@ -220,7 +485,9 @@ fn row(rec: &csv::StringRecord, cols: &Columns, name: &str, line: usize) -> Resu
             crate::catalog::MAX_NAME_CHARS
         );
     }
-    Ok(Row {
+    let price = price_cell(&get(Some(cols.price)), "Price", at)?;
+    let spot = price_cell(&get(cols.spot), "SpotPrice", at)?;
+    let mut r = Row {
         line,
         instance: get(Some(cols.ty)),
         accel: get(Some(cols.acc)),
@@ -233,25 +500,128 @@ fn row(rec: &csv::StringRecord, cols: &Columns, name: &str, line: usize) -> Resu
         )?,
         vcpu: field(&get(cols.vcpu), "vCPUs", true, (0.0, 1e5), at)?,
         mem: field(&get(cols.mem), "MemoryGiB", false, (0.0, 1e6), at)?,
-        price: field(&get(Some(cols.price)), "Price", false, (0.0, 1e7), at)?,
-        spot: field(&get(cols.spot), "SpotPrice", false, (0.0, 1e7), at)?,
+        gpu_mib: gpu_info_mib(&get(cols.gpu_info)),
+        price: None,
+        spot: None,
         region: get(Some(cols.region)),
         zone: get(cols.zone),
-    })
+        text: rec.iter().map(|f| f.trim().to_string()).collect(),
+    };
+    if !r.may_carry_gpu() {
+        // CPU-only types (most of a SkyPilot file) never become instances: no findings.
+        return Ok(r);
+    }
+    match price {
+        Cell::Price(v) => r.price = Some(v),
+        Cell::Empty => found.push(
+            &r,
+            Severity::Warning,
+            Some("Price"),
+            "empty on-demand price: this line gives no on-demand price".into(),
+        ),
+        Cell::Bad(why) => found.push(
+            &r,
+            Severity::Error,
+            Some("Price"),
+            format!("{why}; left out of the on-demand price"),
+        ),
+    }
+    match spot {
+        Cell::Price(v) => r.spot = Some(v),
+        Cell::Empty => {}
+        Cell::Bad(why) => found.push(
+            &r,
+            Severity::Error,
+            Some("SpotPrice"),
+            format!("{why}; left out of the spot price"),
+        ),
+    }
+    Ok(r)
+}
+
+/// Duplicate step: a line equal to an earlier one is left out with a warning; a line for the
+/// same instance type, region and zone with other values is an error (which is right?).
+fn drop_duplicates(rows: Vec<Row>, found: &mut LineFindings) -> Vec<Row> {
+    let mut exact: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut place: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut kept = Vec::with_capacity(rows.len());
+    for r in rows {
+        if let Some(first) = exact.get(&r.text) {
+            if !r.may_carry_gpu() {
+                continue;
+            }
+            found.push(
+                &r,
+                Severity::Warning,
+                None,
+                format!("exact duplicate of line {first}; left out"),
+            );
+            continue;
+        }
+        exact.insert(r.text.clone(), r.line);
+        let key = (r.instance.clone(), r.region.clone(), r.zone.clone());
+        if !r.zone.is_empty()
+            && !r.instance.is_empty()
+            && r.may_carry_gpu()
+            && let Some(first) = place.insert(key, r.line)
+        {
+            found.push_row(
+                &r,
+                Severity::Error,
+                None,
+                format!(
+                    "same instance type, region and zone as line {first}, with other values: which is right?"
+                ),
+            );
+        }
+        kept.push(r);
+    }
+    kept
+}
+
+/// Spot step: a spot price equal to the line's on-demand price means "no spot data", one
+/// above it is no spot discount at all: either is dropped with a warning, and the row
+/// still ranks on demand.
+fn drop_bad_spot(mut rows: Vec<Row>, found: &mut LineFindings) -> Vec<Row> {
+    for r in &mut rows {
+        let (Some(od), Some(spot)) = (r.price, r.spot) else {
+            continue;
+        };
+        if !r.may_carry_gpu() {
+            continue;
+        }
+        let why = if spot == od {
+            "spot equals on-demand: that means no spot data, not no discount"
+        } else if spot > od {
+            "spot above on-demand: no spot discount, a data error"
+        } else {
+            continue;
+        };
+        r.spot = None;
+        found.push_row(
+            r,
+            Severity::Warning,
+            Some("SpotPrice"),
+            format!(
+                "{why} ({spot} vs {od}); the spot price is dropped, the row still ranks on demand"
+            ),
+        );
+    }
+    rows
 }
 
 /// GCP step: rows with an accelerator as they are, host-only rows summed with their GPU-only
 /// row (with a note saying so); host rows no GPU row matches are left out.
-fn join_split_rows(rows: &[Row]) -> Vec<(Row, String)> {
+fn join_split_rows(rows: &[Row]) -> Vec<(Row, Vec<usize>, String)> {
     let gpu_only: Vec<Row> = rows
         .iter()
         .filter(|r| r.instance.is_empty() && !r.accel.is_empty())
         .cloned()
         .collect();
-    let mut complete: Vec<(Row, String)> = Vec::new();
+    let mut complete = Vec::new();
     for r in rows.iter().filter(|r| !r.instance.is_empty()) {
         if !r.accel.is_empty() {
-            complete.push((r.clone(), String::new()));
+            complete.push((r.clone(), vec![r.line], String::new()));
             continue;
         }
         let family = GCP_FAMILIES.iter().find(|(f, _)| r.instance.starts_with(f));
@@ -272,45 +642,67 @@ fn join_split_rows(rows: &[Row]) -> Vec<(Row, String)> {
             let mut m = r.clone();
             m.accel = g.accel.clone();
             m.count = g.count;
+            m.gpu_mib = g.gpu_mib;
             m.price = r.price.zip(g.price).map(|(a, b)| a + b);
             m.spot = r.spot.zip(g.spot).map(|(a, b)| a + b);
             let note = format!(
                 "host price + GPU price (lines {} and {}), summed",
                 r.line, g.line
             );
-            complete.push((m, note));
+            complete.push((m, vec![r.line, g.line], note));
         }
     }
     complete
 }
 
-/// Grouping step: one instance per (type, region), in (type, region) order.
+/// Grouping step: one instance per (type, region), in (type, region) order, with the CSV
+/// lines it came from.
 fn group_instances(
-    complete: Vec<(Row, String)>,
+    complete: Vec<(Row, Vec<usize>, String)>,
     name: &str,
     provider: &str,
     as_of: &str,
-) -> Vec<Instance> {
-    let mut groups: BTreeMap<(String, String), Vec<(Row, String)>> = BTreeMap::new();
-    for (r, note) in complete {
+    found: &mut LineFindings,
+) -> (Vec<Instance>, Vec<Origin>) {
+    type Group = Vec<(Row, Vec<usize>, String)>;
+    let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
+    for (r, lines, note) in complete {
         groups
             .entry((r.instance.clone(), r.region.clone()))
             .or_default()
-            .push((r, note));
+            .push((r, lines, note));
     }
-    let mut instances = Vec::new();
+    let (mut instances, mut origins) = (Vec::new(), Vec::new());
     for ((ty, region), rs) in groups {
         let first = &rs[0].0;
-        let (prices, notes) = zone_prices(&rs);
+        let rows: Vec<&Row> = rs.iter().map(|(r, _, _)| r).collect();
+        let (prices, mut notes) = zone_prices(&rows, found);
+        notes.extend(
+            rs.iter()
+                .map(|x| x.2.clone())
+                .filter(|n| !n.is_empty())
+                .take(1),
+        );
+        let lines: Vec<usize> = rs.iter().flat_map(|x| x.1.iter().copied()).collect();
+        notes.insert(0, format!("lines {}", join(&lines)));
+        origins.push(Origin {
+            file: name.to_string(),
+            index: instances.len(),
+            lines,
+        });
         instances.push(Instance {
             provider: provider.to_string(),
-            instance_type: ty,
+            instance_type: ty.clone(),
             region,
-            gpu: gpu_id(&first.accel),
+            gpu: gpu_id(&ty, &first.accel),
             gpu_count: first.count.map_or(0, |c| c as u32),
             vcpu: first.vcpu.map(|v| v as u32),
             ram_gib: first.mem,
-            gpu_memory_gb: None,
+            // MiB as the file states them, in GB: `check` compares them with the GPU's.
+            gpu_memory_gb: rows
+                .iter()
+                .find_map(|r| r.gpu_mib)
+                .map(|m| m * 1_048_576.0 / 1e9),
             prices,
             source: format!("imported from {name}"),
             as_of: as_of.to_string(),
@@ -319,49 +711,102 @@ fn group_instances(
             notes: Some(notes.join("; ")),
         });
     }
-    instances
+    (instances, origins)
 }
 
-/// Pricing step for one (type, region): on-demand is the zones' lowest price, spot their
-/// median; the notes name the source lines, the spot range and any summing.
-fn zone_prices(rs: &[(Row, String)]) -> (BTreeMap<PricingModel, Price>, Vec<String>) {
+fn join(xs: &[usize]) -> String {
+    xs.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The zones whose `value` is over 2x away from the median of the other zones (three zones
+/// or more), each flagged: a data error or a flash price. Returns the lines flagged.
+fn zone_outliers(
+    rows: &[&Row],
+    value: fn(&Row) -> Option<f64>,
+    column: &'static str,
+    consequence: &str,
+    found: &mut LineFindings,
+) -> Vec<usize> {
+    let mut flagged = Vec::new();
+    for r in rows {
+        let Some(v) = value(r) else { continue };
+        let mut others: Vec<f64> = rows
+            .iter()
+            .filter(|o| o.line != r.line)
+            .filter_map(|o| value(o))
+            .collect();
+        if others.len() < 2 {
+            continue;
+        }
+        others.sort_by(f64::total_cmp);
+        let med = others[others.len() / 2];
+        let ratio = v / med;
+        if !(0.5..=2.0).contains(&ratio) {
+            found.push_row(
+                r,
+                Severity::Warning,
+                Some(column),
+                format!(
+                    "{v} is {ratio:.2}x the median {med} of the other {} zones of {} in {} ({}..{}): a data error or a flash price; {consequence}",
+                    others.len(),
+                    r.instance,
+                    r.region,
+                    others[0],
+                    others[others.len() - 1]
+                ),
+            );
+            flagged.push(r.line);
+        }
+    }
+    flagged
+}
+
+/// Pricing step for one (type, region): on-demand is the lowest zone price (an outlier zone
+/// left out), spot the zones' median; the notes give the spot range.
+fn zone_prices(
+    rows: &[&Row],
+    found: &mut LineFindings,
+) -> (BTreeMap<PricingModel, Price>, Vec<String>) {
+    let od_out = zone_outliers(
+        rows,
+        |r| r.price,
+        "Price",
+        "this zone is left out of the on-demand price",
+        found,
+    );
+    zone_outliers(
+        rows,
+        |r| r.spot,
+        "SpotPrice",
+        "the zones' median is used",
+        found,
+    );
+    let usd = |amount: f64| Price {
+        amount,
+        currency: "USD".into(),
+        per: "hour".into(),
+        // A dated snapshot of the providers' own prices.
+        tier: Some(crate::catalog::Tier::List),
+    };
     let mut prices = BTreeMap::new();
-    let mut od: Vec<f64> = rs.iter().filter_map(|(r, _)| r.price).collect();
+    let mut od: Vec<f64> = rows
+        .iter()
+        .filter(|r| !od_out.contains(&r.line))
+        .filter_map(|r| r.price)
+        .collect();
     od.sort_by(f64::total_cmp);
     if let Some(&p) = od.first() {
-        prices.insert(
-            PricingModel::OnDemand,
-            Price {
-                amount: p,
-                currency: "USD".into(),
-                per: "hour".into(),
-                // A dated snapshot of the providers' own prices.
-                tier: Some(crate::catalog::Tier::List),
-            },
-        );
+        prices.insert(PricingModel::OnDemand, usd(p));
     }
-    let mut spot: Vec<f64> = rs.iter().filter_map(|(r, _)| r.spot).collect();
+    let mut spot: Vec<f64> = rows.iter().filter_map(|r| r.spot).collect();
     spot.sort_by(f64::total_cmp);
+    let mut notes = Vec::new();
     if !spot.is_empty() {
-        let med = spot[spot.len() / 2];
-        prices.insert(
-            PricingModel::Spot,
-            Price {
-                amount: med,
-                currency: "USD".into(),
-                per: "hour".into(),
-                // A dated snapshot of the providers' own prices.
-                tier: Some(crate::catalog::Tier::List),
-            },
-        );
+        prices.insert(PricingModel::Spot, usd(spot[spot.len() / 2]));
     }
-    let mut notes = vec![format!(
-        "lines {}",
-        rs.iter()
-            .map(|(r, _)| r.line.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    )];
     if spot.len() > 1 {
         notes.push(format!(
             "spot: median of {} zones ({:.4}..{:.4})",
@@ -370,12 +815,6 @@ fn zone_prices(rs: &[(Row, String)]) -> (BTreeMap<PricingModel, Price>, Vec<Stri
             spot[spot.len() - 1]
         ));
     }
-    notes.extend(
-        rs.iter()
-            .map(|(_, n)| n.clone())
-            .filter(|n| !n.is_empty())
-            .take(1),
-    );
     (prices, notes)
 }
 
@@ -403,7 +842,8 @@ mod tests {
              us-east-1,use1-az2,p4d.24xlarge,A100,8,96,1152,,21.957642,8.19\n\
              us-east-1,use1-az3,p4d.24xlarge,A100,8,96,1152,,21.957642,2.4655\n\
              eastus,z1,Standard_ND96isr_H100_v5,H100,12,96,1900,,98.32,98.32\n\
-             eastus,z1,Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.673,0.444433\n",
+             eastus,z1,Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.673,0.444433\n\
+             eastus,z1,Custom_A100_box,A100-80GB,1,24,220,,3.673,0.444433\n",
         );
         let mut c = Catalog::embedded();
         c.instances.clear();
@@ -426,7 +866,23 @@ mod tests {
         );
         assert!(
             f.iter()
-                .any(|x| x.contains("Standard_NC24ads_A100_v4") && x.contains("unknown GPU id")),
+                .any(|x| x.contains("line 5, column AcceleratorCount")
+                    && x.contains("Standard_ND96isr_H100_v5")
+                    && x.contains("has 8")),
+            "{f:?}"
+        );
+        // The family tells which A100-80GB the NC A100 v4 has; an unknown family does not.
+        let nc = c
+            .instances
+            .iter()
+            .find(|i| i.instance_type == "Standard_NC24ads_A100_v4")
+            .unwrap();
+        assert_eq!(nc.gpu, "a100-80gb-pcie");
+        assert!(
+            f.iter()
+                .any(|x| x.contains("line 7, column AcceleratorName")
+                    && x.contains("Custom_A100_box")
+                    && x.contains("ambiguous")),
             "{f:?}"
         );
     }

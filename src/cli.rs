@@ -135,12 +135,13 @@ pub struct CatalogArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum CatalogAction {
-    /// Check a catalog file: errors (rows that cannot be used) and warnings (suspect rows),
-    /// each naming file, row and field. Exit status 1 when there are errors.
+    /// Check a catalog file (or, with none, the embedded catalog): errors (rows that cannot
+    /// be used) and warnings (suspect rows, stale prices), each naming file, row and field
+    /// (a CSV's line and column). Exit status 1 when there are errors.
     Check {
         /// Catalog file to check on its own: JSON, or a SkyPilot-style CSV (checked against
-        /// the embedded GPUs and currencies).
-        file: PathBuf,
+        /// the embedded GPUs and currencies). Without it, the embedded catalog.
+        file: Option<PathBuf>,
         /// When a CSV's prices were read (without it every CSV row is reported undated).
         #[arg(long, value_name = "DATE")]
         csv_as_of: Option<String>,

@@ -271,6 +271,11 @@ fn catalog_check_reports_bad_rows_with_file_path_and_field() {
         "{out}"
     );
     assert!(out.contains("instances[0].prices.spot.amount"), "{out}");
+    // Without a file: the embedded catalog, which has no errors (stale rows are warnings).
+    let o = gpuvalue(&["catalog", "check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("embedded catalog: "), "{}", stdout(&o));
+    assert!(stdout(&o).contains(": 0 error(s)"), "{}", stdout(&o));
     std::fs::write(&p, "{\"schema_version\": 1, \"gpus\": [{\"id\": 3}]}").unwrap();
     let o = gpuvalue(&["catalog", "check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -341,6 +346,134 @@ fn rank_outputs_and_errors() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The faults real catalogs contain, one per line of a SkyPilot-style CSV fixture: each is
+/// found at its line, before the rows are merged, with the provider as the file's folder names it.
+#[test]
+fn catalog_check_finds_each_fault_of_a_skypilot_csv_at_its_line() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/skypilot/aws/vms.csv"
+    );
+    let o = gpuvalue(&["catalog", "check", fixture, "--csv-as-of", "2026-11-01"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    // (severity, place, row, words of the message)
+    let wants: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "warning",
+            "line 5, column SpotPrice",
+            "p4d.24xlarge",
+            &["2.4655", "0.31x", "median 8.05", "flash price"],
+        ),
+        (
+            "warning",
+            "line 6",
+            "p4d.24xlarge",
+            &["exact duplicate of line 3"],
+        ),
+        (
+            "error",
+            "line 7, column Price",
+            "g4dn.xlarge",
+            &["zero price"],
+        ),
+        (
+            "warning",
+            "line 8, column Price",
+            "g5.xlarge",
+            &["empty on-demand price"],
+        ),
+        (
+            "error",
+            "line 9, column Price",
+            "g6.xlarge",
+            &["negative price -0.8048"],
+        ),
+        (
+            "error",
+            "line 10, column Price",
+            "g6e.4xlarge",
+            &["700.0", "placeholder"],
+        ),
+        (
+            "error",
+            "line 11, column SpotPrice",
+            "p3.2xlarge",
+            &["\"N/A\" is a placeholder"],
+        ),
+        (
+            "error",
+            "line 12, column AcceleratorCount",
+            "p3.16xlarge",
+            &["4 GPUs", "has 8"],
+        ),
+        (
+            "error",
+            "line 13, column GpuInfo",
+            "p5.48xlarge",
+            &["80 MiB", "80 GB", "wrong unit"],
+        ),
+        (
+            "error",
+            "line 14, column AcceleratorName",
+            "dl1.24xlarge",
+            &["unknown accelerator \"Gaudi\""],
+        ),
+        (
+            "warning",
+            "line 15, column SpotPrice",
+            "p5.4xlarge",
+            &["spot equals on-demand", "dropped"],
+        ),
+    ];
+    // (Once 2026-11 is over six months ago, every row is also flagged stale: not counted.)
+    let lines: Vec<&str> = out.lines().filter(|l| !l.contains("stale price")).collect();
+    for (severity, place, row, words) in wants {
+        let head = format!("{severity}: {fixture}: {place} (aws/{row}/us-east-1): ");
+        let hit = lines.iter().find(|l| l.starts_with(&head));
+        let hit = hit.unwrap_or_else(|| panic!("no `{head}` in\n{out}"));
+        for w in *words {
+            assert!(hit.contains(w), "{w:?} not in {hit}");
+        }
+    }
+    // Nothing else is flagged: the p4d zones and p3.2xlarge's family-resolved V100 are clean,
+    // and no finding names a merged `instances[N]` index.
+    assert_eq!(lines.len(), wants.len() + 1, "{out}");
+    assert!(!out.contains("instances["), "{out}");
+    assert!(
+        out.contains("10 instance rows, 0 GPUs: 7 error(s), "),
+        "{out}"
+    );
+
+    // Ranked with --skip-bad-rows: the row whose spot price only repeated on-demand still
+    // ranks on demand; the unknown accelerator and the wrong count do not rank.
+    let o = gpuvalue(&[
+        "rank",
+        "--scenario",
+        "training",
+        "--catalog-add",
+        fixture,
+        "--csv-as-of",
+        "2026-11-01",
+        "--skip-bad-rows",
+        "--provider",
+        "aws",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranked: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["instance_type"].as_str())
+        .collect();
+    assert!(ranked.contains(&"p5.4xlarge"), "{ranked:?}");
+    assert!(!ranked.contains(&"dl1.24xlarge"), "{ranked:?}");
+    assert!(!ranked.contains(&"p3.16xlarge"), "{ranked:?}");
 }
 
 #[test]
