@@ -149,7 +149,10 @@ impl Rule {
 
     fn factor(&self) -> Factor {
         let (origin, basis) = if self.points.is_empty() {
-            (Origin::Assumed, format!("no published point: {}", self.basis))
+            (
+                Origin::Assumed,
+                format!("no published point: {}", self.basis),
+            )
         } else {
             (
                 Origin::Calibrated,

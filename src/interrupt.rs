@@ -34,6 +34,19 @@ pub fn install() {
     });
 }
 
+/// For commands that only print (catalog, rank, show, compare, calibration, devices): a
+/// reader that closes the pipe early (`gpuvalue catalog | head`) ends the process quietly, as
+/// with other command-line tools, instead of a panic in `println!`. Not for commands that
+/// measure or write files: a closed stdout must not cost a run its results.
+pub fn quiet_broken_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up, before any thread
+    // exists; no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// True once the user asked the run to stop.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
