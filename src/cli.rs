@@ -326,7 +326,9 @@ pub struct RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct AdapterArgs {
-    /// Adapter to use: its index from `gpuvalue devices`, part of its name, or `all`.
+    /// Adapter to use: its index from `gpuvalue devices`, part of its name, `all`,
+    /// `visible` (the GPUs CUDA_VISIBLE_DEVICES, ROCR/HIP_VISIBLE_DEVICES or Slurm granted,
+    /// matched by PCI bus id; else the default, with the reason) or `pci:0000:3b:00.0`.
     /// Default: the best hardware GPU (discrete before integrated), else a software adapter.
     #[arg(long, short = 'a', default_value = "best")]
     pub adapter: AdapterChoice,

@@ -49,6 +49,9 @@ pub struct AdapterSummary {
     pub driver_info: String,
     /// True for CPU rasterisers (lavapipe/llvmpipe, SwiftShader, WARP) and device type CPU.
     pub software: bool,
+    /// PCI bus id, normalised (`0000:3b:00.0`), where the backend reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
     pub limits: LimitsSummary,
     pub features: FeatureSummary,
 }
