@@ -120,14 +120,24 @@ pub fn map(
     env: &dyn Fn(&str) -> Option<String>,
     table: &mut dyn FnMut(Vendor) -> Result<Vec<GpuSlot>, String>,
 ) -> Visible {
-    let mut reasons = Vec::new();
+    // Each vendor's tool is asked once.
+    let mut known: Vec<(Vendor, Result<Vec<GpuSlot>, String>)> = Vec::new();
+    let mut table = |v: Vendor| {
+        if let Some((_, r)) = known.iter().find(|k| k.0 == v) {
+            return r.clone();
+        }
+        let r = table(v);
+        known.push((v, r.clone()));
+        r
+    };
+    let mut reasons: Vec<(String, String)> = Vec::new();
     for &(var, vendor) in SOURCES {
         let Some(value) = env(var) else { continue };
         // HIP_VISIBLE_DEVICES counts within ROCR_VISIBLE_DEVICES' GPUs: handled with it.
         if var == "HIP_VISIBLE_DEVICES" && env("ROCR_VISIBLE_DEVICES").is_some() {
             continue;
         }
-        match grant(var, &value, vendor, env, table) {
+        match grant(var, &value, vendor, env, &mut table) {
             Ok((buses, via)) => match to_adapters(adapters, &buses) {
                 Ok(indices) => {
                     let list: Vec<String> = indices.iter().map(|i| format!("#{i}")).collect();
@@ -139,9 +149,9 @@ pub fn map(
                     );
                     return Visible::Mapped { indices, how };
                 }
-                Err(e) => reasons.push(format!("{var}={}: {e}", value.escape_debug())),
+                Err(e) => reasons.push((format!("{var}={}", value.escape_debug()), e)),
             },
-            Err(e) => reasons.push(format!("{var}={}: {e}", value.escape_debug())),
+            Err(e) => reasons.push((format!("{var}={}", value.escape_debug()), e)),
         }
     }
     let why = if reasons.is_empty() {
@@ -151,9 +161,24 @@ pub fn map(
             names.join(", ")
         )
     } else {
-        reasons.join("; ")
+        merged(reasons)
     };
     Visible::Unmapped { why }
+}
+
+/// `VAR=value: reason` items, variables with the same reason named together.
+fn merged(reasons: Vec<(String, String)>) -> String {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    for (var, why) in reasons {
+        match out.iter_mut().find(|o| o.1 == why) {
+            Some(o) => o.0.push(var),
+            None => out.push((vec![var], why)),
+        }
+    }
+    out.iter()
+        .map(|(vars, why)| format!("{}: {why}", vars.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn joined(buses: &[PciBusId]) -> String {
@@ -370,7 +395,10 @@ pub fn system_table(vendor: Vendor) -> Result<Vec<GpuSlot>, String> {
                     "--format=csv,noheader",
                 ])
                 .output()
-                .map_err(|e| format!("cannot run nvidia-smi ({e})"))?;
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => "nvidia-smi not found".to_string(),
+                    _ => format!("cannot run nvidia-smi ({e})"),
+                })?;
             if !out.status.success() {
                 return Err(format!("nvidia-smi failed ({})", out.status));
             }
@@ -381,8 +409,10 @@ pub fn system_table(vendor: Vendor) -> Result<Vec<GpuSlot>, String> {
 }
 
 fn amd_table(dir: &std::path::Path) -> Result<Vec<GpuSlot>, String> {
-    let read =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read {} ({e})", dir.display()))?;
+    let read = std::fs::read_dir(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("no KFD topology ({} missing)", dir.display()),
+        _ => format!("cannot read {} ({e})", dir.display()),
+    })?;
     let mut nodes: Vec<(u32, std::path::PathBuf)> = read
         .flatten()
         .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
