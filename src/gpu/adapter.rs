@@ -434,4 +434,34 @@ mod tests {
         );
         assert!("pci:3b".parse::<AdapterChoice>().is_err());
     }
+
+    #[test]
+    fn pci_choice_picks_the_adapter_at_that_bus_and_lists_bus_ids_otherwise() {
+        let r = crate::results::ResultsFile::parse(include_str!(
+            "../../tests/fixtures/results-lavapipe.json"
+        ))
+        .unwrap();
+        let gpu = |index, bus: Option<&str>| AdapterSummary {
+            index,
+            pci_bus_id: bus.map(String::from),
+            ..r.adapter.clone()
+        };
+        let list = AdapterList {
+            adapters: Vec::new(),
+            summaries: vec![
+                gpu(0, Some("0000:1b:00.0")),
+                gpu(1, Some("0000:3b:00.0")),
+                gpu(2, None),
+            ],
+            searched: "vulkan".into(),
+        };
+        let pick = |s: &str| list.select(&s.parse().unwrap());
+        assert_eq!(pick("pci:00000000:3B:00.0").unwrap(), vec![1]);
+        let e = pick("pci:0000:86:00.0").unwrap_err().to_string();
+        assert!(
+            e.contains("pci:0000:86:00.0") && e.contains("at pci:0000:1b:00.0"),
+            "{e}"
+        );
+        assert!(e.contains("(no PCI bus id)"), "{e}");
+    }
 }
