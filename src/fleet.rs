@@ -337,8 +337,8 @@ fn behind(g: &Group, members: &[&(String, ResultsFile)]) -> Vec<Finding> {
             let gap = shortfall(k, slow.1, fast.1);
             if gap > OUTLIER_SHORTFALL {
                 out.push(finding(FindingKind::Disagree, g, slow.0, k, slow.1, m, gap, format!(
-                    "{} and {} ({} on {}) differ on {k}: {:.4} vs {:.4} {unit} ({:.0}% apart); with two files the slow one cannot be told from a fast outlier",
-                    slow.0.0, fast.0.0, g.adapter, g.place, slow.1, fast.1, gap * 100.0
+                    "{} and {} ({} on {}) differ on {k}: {} vs {} {unit} ({:.0}% apart); with two files the slow one cannot be told from a fast outlier",
+                    slow.0.0, fast.0.0, g.adapter, g.place, num(slow.1), num(fast.1), gap * 100.0
                 )));
             }
             continue;
@@ -350,16 +350,26 @@ fn behind(g: &Group, members: &[&(String, ResultsFile)]) -> Vec<Finding> {
             let s = shortfall(k, v, m);
             if s > OUTLIER_SHORTFALL {
                 out.push(finding(FindingKind::Outlier, g, x, k, v, m, s, format!(
-                    "{} ({}{}) on {}: {k} {:.4} {unit} is {:.0}% behind the median of its group of {} ({:.4})",
+                    "{} ({}{}) on {}: {k} {} {unit} is {:.0}% behind the median of its group of {} ({})",
                     x.0,
                     g.adapter,
                     x.1.adapter.pci_bus_id.as_deref().map(|b| format!(" at {b}")).unwrap_or_default(),
-                    g.place, v, s * 100.0, g.members.len(), m
+                    g.place, num(v), s * 100.0, g.members.len(), num(m)
                 )));
             }
         }
     }
     out
+}
+
+/// A figure with three or four significant digits (`2400`, `11.22`, `0.0571`).
+fn num(x: f64) -> String {
+    let digits = if x.abs() >= 100.0 {
+        0
+    } else {
+        (2 - x.abs().log10().floor() as i32).clamp(1, 6) as usize
+    };
+    format!("{x:.digits$}")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -489,6 +499,15 @@ mod tests {
             .unwrap();
         assert_eq!(lat.file, "runs/gpu2.json");
         assert!((lat.behind_percent.unwrap() - 100.0 / 3.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn figures_in_messages_keep_three_significant_digits() {
+        assert_eq!(num(2400.0), "2400");
+        assert_eq!(num(3202.5), "3202"); // rounds half to even
+        assert_eq!(num(11.2168), "11.2");
+        assert_eq!(num(5.665), "5.67");
+        assert_eq!(num(0.05712), "0.0571");
     }
 
     #[test]
