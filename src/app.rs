@@ -79,7 +79,8 @@ fn print_devices(
 
 fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
     crate::interrupt::install();
-    let opts = a.options(std::env::args().collect());
+    let mut opts = a.options(std::env::args().collect());
+    opts.instance = bench_instance(&a)?;
     let outcomes = without_new_empty_dir(opts.out.as_deref(), || bench::run(&opts))?;
     let mut failed = false;
     for o in &outcomes {
@@ -103,6 +104,23 @@ fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--instance`, else `GPUVALUE_INSTANCE`, checked against the catalog (spelled as it is).
+fn bench_instance(a: &cli::BenchArgs) -> Result<Option<crate::model::InstanceRef>> {
+    let want = match &a.instance {
+        Some(i) => i.clone(),
+        None => match std::env::var("GPUVALUE_INSTANCE") {
+            Ok(v) if !v.trim().is_empty() => v
+                .parse()
+                .map_err(|e| anyhow::anyhow!("GPUVALUE_INSTANCE: {e}"))?,
+            _ => return Ok(None),
+        },
+    };
+    let c = load_catalog(&a.catalog)?;
+    Ok(Some(
+        crate::fleet::check_instance(&c, &want).map_err(anyhow::Error::msg)?,
+    ))
 }
 
 /// Runs `f`; when it fails, removes the output directory if `f` created it and left it
@@ -432,16 +450,55 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
-    print_rank(&r, a.output.format())?;
+    let fleet = crate::fleet::analyse(&results, Some(&c));
+    print_rank(&r, &fleet, a.output.format())?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_rank(r: &rank::RankReport, f: Format) -> Result<()> {
+/// The JSON of `rank`: the ranking's fields, and `fleet` (groups of sibling adapters and
+/// the outliers among them) where results files were given.
+#[derive(serde::Serialize)]
+struct RankJson<'a> {
+    #[serde(flatten)]
+    report: &'a rank::RankReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet: Option<&'a crate::fleet::Fleet>,
+}
+
+fn print_rank(r: &rank::RankReport, fleet: &crate::fleet::Fleet, f: Format) -> Result<()> {
+    let notes = fleet.lines();
+    let notable = fleet.is_notable();
     match f {
-        Format::Table => println!("{}", term_text(&report::rank::table(r, true))),
-        Format::Json => println!("{}", serde_json::to_string_pretty(r)?),
-        Format::Csv => print!("{}", report::rank::csv(r)?),
-        Format::Markdown => print!("{}", report::rank::markdown(r)),
+        Format::Table => {
+            println!("{}", term_text(&report::rank::table(r, true)));
+            if notable {
+                println!("{}", term_text(&notes.join("\n")));
+            }
+        }
+        Format::Json => {
+            let fleet = (!fleet.groups.is_empty()).then_some(fleet);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&RankJson { report: r, fleet })?
+            );
+        }
+        // CSV is one table: the fleet notes go to stderr.
+        Format::Csv => {
+            print!("{}", report::rank::csv(r)?);
+            if notable {
+                eprintln!("{}", term_text(&notes.join("\n")));
+            }
+        }
+        Format::Markdown => {
+            print!("{}", report::rank::markdown(r));
+            if notable {
+                let items: Vec<String> = notes
+                    .iter()
+                    .map(|n| format!("- {}", report::fmt::md(n)))
+                    .collect();
+                print!("\n## Fleet\n\n{}\n", items.join("\n"));
+            }
+        }
     }
     Ok(())
 }

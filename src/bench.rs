@@ -214,6 +214,8 @@ pub struct BenchOptions {
     pub inject_fault: Option<FaultSpec>,
     /// The command line, recorded in the results file.
     pub args: Vec<String>,
+    /// The catalog instance this machine is (checked by the caller), recorded.
+    pub instance: Option<crate::model::InstanceRef>,
 }
 
 impl BenchOptions {
@@ -235,6 +237,7 @@ impl BenchOptions {
             wait_timeout: Duration::from_secs_f64(DEFAULT_WAIT_TIMEOUT_S),
             inject_fault: None,
             args: std::env::args().collect(),
+            instance: None,
         }
     }
 
@@ -398,6 +401,7 @@ impl<'a> AdapterRun<'a> {
         };
         let watcher = runs::Watcher::new(registration, Duration::from_millis(500));
         let mut results = ResultsFile::new(host.clone(), info.clone(), opts.run_options(probes));
+        results.instance = opts.instance.clone();
         runs::merge(&mut results.concurrent_runs, watcher.take());
         results.save(&path)?;
         Ok(AdapterRun {

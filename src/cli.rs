@@ -327,7 +327,9 @@ pub struct RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct AdapterArgs {
-    /// Adapter to use: its index from `gpuvalue devices`, part of its name, or `all`.
+    /// Adapter to use: its index from `gpuvalue devices`, part of its name, `all`,
+    /// `visible` (the GPUs CUDA_VISIBLE_DEVICES, ROCR/HIP_VISIBLE_DEVICES or Slurm granted,
+    /// matched by PCI bus id; else the default, with the reason) or `pci:0000:3b:00.0`.
     /// Default: the best hardware GPU (discrete before integrated), else a software adapter.
     #[arg(long, short = 'a', default_value = "best")]
     pub adapter: AdapterChoice,
@@ -396,6 +398,15 @@ pub struct BenchArgs {
     /// goes on once the device has drained, for up to 5x this long.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::bench::DEFAULT_WAIT_TIMEOUT_S, value_parser = positive_seconds)]
     pub wait_timeout: f64,
+    /// The cloud instance this machine is, provider:type[:region] (e.g.
+    /// aws:p5.48xlarge:us-east-1), checked against the catalog and recorded in the results
+    /// file, so `rank --results DIR` can group a fleet's files by instance. Default: the
+    /// GPUVALUE_INSTANCE environment variable.
+    #[arg(long, value_name = "PROVIDER:TYPE[:REGION]")]
+    pub instance: Option<crate::model::InstanceRef>,
+    /// The catalog --instance is checked against.
+    #[command(flatten)]
+    pub catalog: CatalogSource,
     /// For testing the tool: inject one fault, KIND@PROBE, KIND one of oom, compile, lost,
     /// hang, stuck, panic (e.g. `lost@stream`).
     #[arg(long, hide = true, value_name = "KIND@PROBE", value_parser = parse_fault)]
@@ -433,6 +444,8 @@ impl BenchArgs {
             wait_timeout: Duration::from_secs_f64(self.wait_timeout),
             inject_fault: self.inject_fault.clone(),
             args,
+            // Checked against the catalog by the caller.
+            instance: None,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compare;
 pub mod figure;
 pub mod files;
+pub mod fleet;
 pub mod fuzzing;
 pub mod gpu;
 pub mod host;

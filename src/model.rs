@@ -49,6 +49,9 @@ pub struct AdapterSummary {
     pub driver_info: String,
     /// True for CPU rasterisers (lavapipe/llvmpipe, SwiftShader, WARP) and device type CPU.
     pub software: bool,
+    /// PCI bus id, normalised (`0000:3b:00.0`), where the backend reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
     pub limits: LimitsSummary,
     pub features: FeatureSummary,
 }
@@ -113,4 +116,48 @@ pub struct OtherRun {
     /// Its results file.
     pub out: String,
     pub adapter: String,
+}
+
+/// The cloud instance a run was made on, as `--instance provider:type[:region]` names it
+/// (checked against the catalog and spelled as the catalog does when recorded).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceRef {
+    pub provider: String,
+    pub instance_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+impl std::str::FromStr for InstanceRef {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.trim().split(':').map(str::trim).collect();
+        match parts.as_slice() {
+            [p, t] | [p, t, ""] if !p.is_empty() && !t.is_empty() => Ok(InstanceRef {
+                provider: p.to_string(),
+                instance_type: t.to_string(),
+                region: None,
+            }),
+            [p, t, r] if !p.is_empty() && !t.is_empty() => Ok(InstanceRef {
+                provider: p.to_string(),
+                instance_type: t.to_string(),
+                region: Some(r.to_string()),
+            }),
+            _ => Err(format!(
+                "`{}`: expected provider:type[:region], e.g. aws:p5.48xlarge:us-east-1",
+                s.escape_debug()
+            )),
+        }
+    }
+}
+
+impl fmt::Display for InstanceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.provider, self.instance_type)?;
+        if let Some(r) = &self.region {
+            write!(f, ":{r}")?;
+        }
+        Ok(())
+    }
 }

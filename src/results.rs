@@ -22,13 +22,18 @@
 //! concurrent_runs[] { pid, started, out, adapter }: other gpuvalue benches seen running
 //! memory[]        { probe, allocated_bytes, allocations, baseline_bytes }: device memory
 //!                 still allocated after each probe (where the backend reports it)
+//! instance        { provider, instance_type, region? }: the catalog instance the run was
+//!                 made on (`bench --instance`), absent when not given
 //! ```
+//! `adapter.pci_bus_id` and `instance` are optional schema-3 fields added later: a file
+//! without them reads as before, so the version stays 3 (a gpuvalue from before them refuses
+//! a file that has them, naming the field).
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
 use crate::figure::FigureKey;
 use crate::files::{now_rfc3339, write_atomic};
 use crate::host::HostInfo;
-use crate::model::{AdapterSummary, OtherRun, TimingInfo};
+use crate::model::{AdapterSummary, InstanceRef, OtherRun, TimingInfo};
 use crate::stats::Summary;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -287,6 +292,9 @@ pub struct ResultsFile {
     pub concurrent_runs: Vec<OtherRun>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<MemoryCheck>,
+    /// The catalog instance the run was made on (`bench --instance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<InstanceRef>,
 }
 
 /// Something that happened to the device or the run, recorded beside the figures.
@@ -340,6 +348,7 @@ impl ResultsFile {
             incidents: Vec::new(),
             concurrent_runs: Vec::new(),
             memory: Vec::new(),
+            instance: None,
         }
     }
 

@@ -708,3 +708,102 @@ fn directories_of_results_files_are_read_whole() {
         stderr(&o)
     );
 }
+
+/// `rank --results DIR` groups a fleet's files by instance and GPU model and names the
+/// adapter that falls behind its siblings, in the table and in the JSON.
+#[test]
+fn rank_names_the_slow_gpu_of_an_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results-lavapipe.json"
+    )))
+    .unwrap();
+    for (i, scale) in [1.0, 1.02, 0.98, 0.5].into_iter().enumerate() {
+        let mut v = fixture.clone();
+        v["instance"] = serde_json::json!({"provider": "aws", "instance_type": "p5.48xlarge"});
+        v["adapter"]["pci_bus_id"] = format!("0000:{:02x}:00.0", 0x10 + i).into();
+        for p in v["probes"].as_array_mut().unwrap() {
+            if p["name"] == "stream triad" {
+                for k in ["median", "min", "max", "mean"] {
+                    let x = p["value"][k].as_f64().unwrap();
+                    p["value"][k] = (x * scale).into();
+                }
+            }
+        }
+        std::fs::write(dir.path().join(format!("gpu{i}.json")), v.to_string()).unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let o = gpuvalue(&["rank", "-s", "inference", "--results", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("fleet OUTLIER"))
+        .unwrap_or_else(|| panic!("no outlier line in\n{out}"));
+    assert!(
+        line.contains("gpu3.json") && line.contains("0000:13:00.0") && line.contains("49% behind"),
+        "{line}"
+    );
+    let o = gpuvalue(&[
+        "rank",
+        "-s",
+        "inference",
+        "--results",
+        d,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["fleet"]["groups"][0]["members"].as_array().unwrap().len(),
+        4
+    );
+    assert_eq!(v["fleet"]["findings"][0]["kind"], "outlier");
+    assert!(
+        v["fleet"]["findings"][0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("gpu3.json")
+    );
+    assert!(
+        v["rows"].is_array(),
+        "the ranking's own fields stay at the top level"
+    );
+}
+
+/// `--instance` (or GPUVALUE_INSTANCE) is checked against the catalog before anything runs.
+#[test]
+fn bench_refuses_an_instance_the_catalog_does_not_list() {
+    let o = gpuvalue(&[
+        "bench",
+        "--instance",
+        "aws:p9.99xlarge",
+        "-o",
+        "/nonexistent/x.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown instance type `p9.99xlarge` for provider aws"),
+        "{}",
+        stderr(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .args(["bench", "-o", "/nonexistent/x.json"])
+        .env("GPUVALUE_INSTANCE", "nocloud:x1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown provider `nocloud`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpuvalue(&["bench", "--instance", "aws", "-o", "/nonexistent/x.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("provider:type[:region]"),
+        "{}",
+        stderr(&o)
+    );
+}

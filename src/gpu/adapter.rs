@@ -1,6 +1,7 @@
 //! Adapter discovery and selection: every adapter on every backend, described as plain data,
 //! and the rule that picks one (hardware before software, discrete before integrated).
 
+use super::visible::{self, PciBusId};
 pub use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary};
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +26,7 @@ impl BackendChoice {
     }
 }
 
-/// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all`.
+/// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all|visible|pci:BUS`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AdapterChoice {
     /// The best hardware GPU, else a software adapter.
@@ -36,6 +37,11 @@ pub enum AdapterChoice {
     Name(String),
     /// Every adapter in turn.
     All,
+    /// The GPUs the scheduler granted (`CUDA_VISIBLE_DEVICES` and kin, by PCI bus id), else
+    /// the default choice, with the reason.
+    Visible,
+    /// The adapter at this PCI bus id.
+    Pci(PciBusId),
 }
 
 impl std::str::FromStr for AdapterChoice {
@@ -45,8 +51,14 @@ impl std::str::FromStr for AdapterChoice {
         if t.is_empty() {
             return Err("expected an adapter index, a part of its name, or `all`".into());
         }
+        let lower = t.to_ascii_lowercase();
+        if let Some(bus) = lower.strip_prefix("pci:") {
+            return bus.parse().map(AdapterChoice::Pci);
+        }
         if t.eq_ignore_ascii_case("all") {
             Ok(AdapterChoice::All)
+        } else if t.eq_ignore_ascii_case("visible") {
+            Ok(AdapterChoice::Visible)
         } else if t.eq_ignore_ascii_case("best") || t.eq_ignore_ascii_case("auto") {
             Ok(AdapterChoice::Best)
         } else if let Ok(i) = t.parse::<usize>() {
@@ -149,6 +161,11 @@ pub fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
         driver: info.driver.clone(),
         driver_info: info.driver_info.clone(),
         name: info.name.clone(),
+        pci_bus_id: info
+            .device_pci_bus_id
+            .parse::<PciBusId>()
+            .ok()
+            .map(|b| b.to_string()),
         limits: LimitsSummary::from(&limits),
         features: FeatureSummary {
             timestamp_query: features.contains(wgpu::Features::TIMESTAMP_QUERY),
@@ -205,6 +222,8 @@ pub enum SelectError {
     },
     #[error("--adapter {name:?}: no adapter name contains this text; adapters found:\n{list}")]
     NameNotFound { name: String, list: String },
+    #[error("--adapter pci:{bus}: no adapter has this PCI bus id; adapters found:\n{list}")]
+    PciNotFound { bus: String, list: String },
 }
 
 pub fn instance(backend: Option<BackendChoice>) -> wgpu::Instance {
@@ -285,9 +304,40 @@ impl AdapterList {
     fn listing(&self) -> String {
         self.summaries
             .iter()
-            .map(|s| format!("  {s}"))
+            .map(|s| match &s.pci_bus_id {
+                Some(b) => format!("  {s} at pci:{b}"),
+                None => format!("  {s} (no PCI bus id)"),
+            })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// Each adapter's PCI bus id, where reported.
+    pub fn bus_ids(&self) -> Vec<Option<PciBusId>> {
+        self.summaries
+            .iter()
+            .map(|s| s.pci_bus_id.as_deref().and_then(|b| b.parse().ok()))
+            .collect()
+    }
+
+    /// `--adapter visible`: the granted adapters, else the default choice with a note
+    /// saying why (on stderr, as every run note).
+    fn visible(&self) -> Vec<usize> {
+        let env = |k: &str| std::env::var(k).ok();
+        match visible::map(&self.bus_ids(), &env, &mut visible::system_table) {
+            visible::Visible::Mapped { indices, how } => {
+                eprintln!("note: --adapter visible: {how}");
+                indices
+            }
+            visible::Visible::Unmapped { why } => {
+                eprintln!(
+                    "note: --adapter visible: cannot map the granted GPU to an adapter: {why}; \
+                     using the default choice ({})",
+                    self.summaries[0].name.escape_debug()
+                );
+                vec![0]
+            }
+        }
     }
 
     /// Indices of the adapters the choice names, best first.
@@ -301,6 +351,16 @@ impl AdapterList {
             // The list is sorted best-first.
             AdapterChoice::Best => Ok(vec![0]),
             AdapterChoice::All => Ok((0..self.summaries.len()).collect()),
+            AdapterChoice::Visible => Ok(self.visible()),
+            AdapterChoice::Pci(bus) => self
+                .bus_ids()
+                .iter()
+                .position(|b| b.as_ref() == Some(bus))
+                .map(|i| vec![i])
+                .ok_or_else(|| SelectError::PciNotFound {
+                    bus: bus.to_string(),
+                    list: self.listing(),
+                }),
             AdapterChoice::Index(i) => {
                 if *i < self.summaries.len() {
                     Ok(vec![*i])
@@ -364,5 +424,44 @@ mod tests {
             Ok(AdapterChoice::Name("llvm".into()))
         );
         assert!("  ".parse::<AdapterChoice>().is_err());
+        assert_eq!(
+            "visible".parse::<AdapterChoice>(),
+            Ok(AdapterChoice::Visible)
+        );
+        assert_eq!(
+            "PCI:00000000:3B:00.0".parse::<AdapterChoice>(),
+            Ok(AdapterChoice::Pci("0000:3b:00.0".parse().unwrap()))
+        );
+        assert!("pci:3b".parse::<AdapterChoice>().is_err());
+    }
+
+    #[test]
+    fn pci_choice_picks_the_adapter_at_that_bus_and_lists_bus_ids_otherwise() {
+        let r = crate::results::ResultsFile::parse(include_str!(
+            "../../tests/fixtures/results-lavapipe.json"
+        ))
+        .unwrap();
+        let gpu = |index, bus: Option<&str>| AdapterSummary {
+            index,
+            pci_bus_id: bus.map(String::from),
+            ..r.adapter.clone()
+        };
+        let list = AdapterList {
+            adapters: Vec::new(),
+            summaries: vec![
+                gpu(0, Some("0000:1b:00.0")),
+                gpu(1, Some("0000:3b:00.0")),
+                gpu(2, None),
+            ],
+            searched: "vulkan".into(),
+        };
+        let pick = |s: &str| list.select(&s.parse().unwrap());
+        assert_eq!(pick("pci:00000000:3B:00.0").unwrap(), vec![1]);
+        let e = pick("pci:0000:86:00.0").unwrap_err().to_string();
+        assert!(
+            e.contains("pci:0000:86:00.0") && e.contains("at pci:0000:1b:00.0"),
+            "{e}"
+        );
+        assert!(e.contains("(no PCI bus id)"), "{e}");
     }
 }

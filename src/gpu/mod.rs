@@ -5,6 +5,7 @@ pub mod context;
 pub mod fault;
 pub(crate) mod inject;
 pub mod timer;
+pub mod visible;
 pub mod wgsl;
 
 pub use adapter::{AdapterChoice, AdapterSummary, BackendChoice};
