@@ -283,7 +283,7 @@ pub fn analyse(results: &[(String, ResultsFile)], catalog: Option<&Catalog>) -> 
 
 /// Where a file ran, for grouping: the instance type (the region does not change the
 /// hardware), else the host.
-fn place(r: &ResultsFile) -> String {
+pub fn place(r: &ResultsFile) -> String {
     match &r.instance {
         Some(i) => format!("{}:{}", i.provider, i.instance_type),
         None => format!("host {}", r.host.hostname),

@@ -232,8 +232,13 @@ fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
     Ok(())
 }
 
-/// Measured values per (catalog GPU, figure), from hardware adapters only.
+/// Measured values per (catalog GPU, figure), from hardware adapters only: one value per
+/// place (instance type, else host), the median of that place's files, so that eight files
+/// from one node weigh as much as one file from another.
 type Measured = BTreeMap<(String, Figure), Vec<f64>>;
+
+/// Per (catalog GPU, figure), per place, every file's value.
+type ByPlace = BTreeMap<(String, Figure), BTreeMap<String, Vec<f64>>>;
 
 /// Each results file as a measured machine, and the measured figures per catalog GPU.
 fn measured_figures(
@@ -242,10 +247,24 @@ fn measured_figures(
     figures: &[Figure],
     results: &[(String, ResultsFile)],
 ) -> (Measured, Vec<Machine>) {
-    let mut measured = Measured::new();
+    let mut by_place = ByPlace::new();
     let mut machines = Vec::new();
     for (name, r) in results {
         let gpu = catalog.match_adapter(&r.adapter.name).map(|g| g.id.clone());
+        if let (Some(g), false) = (&gpu, r.adapter.software) {
+            let units: std::collections::BTreeSet<Figure> =
+                figures.iter().flat_map(|f| f.chain()).collect();
+            for u in units {
+                if let Some(v) = u.measured(r) {
+                    by_place
+                        .entry((g.clone(), u))
+                        .or_default()
+                        .entry(crate::fleet::place(r))
+                        .or_default()
+                        .push(v);
+                }
+            }
+        }
         let mut uses = Vec::new();
         let mut complete = true;
         for &f in figures {
@@ -255,9 +274,6 @@ fn measured_figures(
                 .find_map(|u| Some((u, u.measured(r)?)));
             match found {
                 Some((u, v)) => {
-                    if let (Some(g), false) = (&gpu, r.adapter.software) {
-                        measured.entry((g.clone(), u)).or_default().push(v);
-                    }
                     uses.push(if u == f {
                         FigureUse::new(f, v, Source::Measured, format!("measured in {name}"))
                     } else {
@@ -279,6 +295,10 @@ fn measured_figures(
             instances_faster: None,
         });
     }
+    let measured = by_place
+        .into_iter()
+        .map(|(k, places)| (k, places.into_values().filter_map(median).collect()))
+        .collect();
     (measured, machines)
 }
 

@@ -233,3 +233,37 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
         .unwrap();
     assert!(one.reason.contains("retired on 2026-02"), "{}", one.reason);
 }
+
+#[test]
+fn many_files_from_one_node_weigh_as_much_as_one_file_from_another() {
+    let c = Catalog::parse(CATALOG, "test.json").unwrap();
+    let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
+    let on = |host: &str, gflops: f64| {
+        let mut r = results_for("Test GPU One", false, gflops);
+        r.host.hostname = host.into();
+        r
+    };
+    // Node a: three GPUs at 1000 GFLOPS; node b: one at 3000. Per file the median would
+    // be 1000; per place it is the median of 1000 and 3000.
+    let results: Vec<(String, ResultsFile)> =
+        [("a", 1000.0), ("a", 1000.0), ("a", 1000.0), ("b", 3000.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, (h, g))| (format!("{h}{i}.json"), on(h, *g)))
+            .collect();
+    let r = rank(
+        &c,
+        &c.check(),
+        s.get("flops").unwrap(),
+        &results,
+        &opts(PricingModel::OnDemand, "USD", None),
+    )
+    .unwrap();
+    let one = r.rows.iter().find(|x| x.instance_type == "one").unwrap();
+    assert_eq!(one.figures[0].source, Source::Measured);
+    assert!(
+        close(one.figures[0].value, 2000.0),
+        "{}",
+        one.figures[0].value
+    );
+}
