@@ -115,8 +115,15 @@ fn host_llc() -> Option<u64> {
     best
 }
 
-/// (bytes per array, how the size was chosen).
-pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo) -> (u64, String) {
+/// Largest array a quick run on a software adapter uses. A VM may report its whole
+/// socket's last-level cache (480 MiB seen on a 2-vCPU Intel VM): 4x that gave 1 GiB
+/// arrays whose set-up and checks alone took the quick run to 125 s. Three 256 MiB arrays
+/// still exceed such a cache, and llvmpipe's copy rate is the same at 128 MiB and 1 GiB.
+pub const QUICK_SOFTWARE_CAP: u64 = 256 << 20;
+
+/// (bytes per array, how the size was chosen). `quick`: a quick run, which caps a software
+/// adapter's arrays at `QUICK_SOFTWARE_CAP`.
+pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo, quick: bool) -> (u64, String) {
     let name = gpu.info.name.to_lowercase();
     let llc = if gpu.info.software {
         host_llc().map(|b| (b, "host last-level cache".to_string()))
@@ -126,10 +133,17 @@ pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo) -> (u64, String) {
             .find(|(k, _)| name.contains(k))
             .map(|(_, b)| (*b, "known last-level cache".to_string()))
     };
-    let (want, why) = match llc {
+    let (mut want, mut why) = match llc {
         Some((b, src)) => ((4 * b).max(32 << 20), format!("4 x {} MiB {src}", b >> 20)),
         None => (256 << 20, "256 MiB: last-level cache unknown".to_string()),
     };
+    if quick && gpu.info.software && want > QUICK_SOFTWARE_CAP {
+        want = QUICK_SOFTWARE_CAP;
+        why = format!(
+            "{why}, capped at {} MiB for a quick run on a software adapter",
+            QUICK_SOFTWARE_CAP >> 20
+        );
+    }
     // Three arrays must fit in a quarter of host memory (a software adapter's device memory
     // is host memory, and validation keeps host copies) and within the buffer limit.
     let cap = gpu.max_alloc(host.ram_bytes / 3).min(1 << 30);
@@ -533,7 +547,7 @@ fn finish(
 pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let (bytes, why) = match ctx.array_bytes {
         Some(b) => (b, "given with --array-mib".to_string()),
-        None => array_bytes(ctx.gpu, ctx.host),
+        None => array_bytes(ctx.gpu, ctx.host, ctx.quick),
     };
     // Whole workgroup blocks only (64 KiB: the largest block of any configuration).
     let bytes = (bytes / (MAX_BLOCK * 16) * (MAX_BLOCK * 16)).max(MAX_BLOCK * 16);
