@@ -7,6 +7,7 @@ use crate::catalog::Catalog;
 use crate::figure::FigureKey;
 use crate::model::InstanceRef;
 use crate::results::ResultsFile;
+use crate::stats::median;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -288,20 +289,6 @@ pub fn place(r: &ResultsFile) -> String {
         Some(i) => format!("{}:{}", i.provider, i.instance_type),
         None => format!("host {}", r.host.hostname),
     }
-}
-
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    })
 }
 
 /// How far `value` is behind `reference`, as a fraction (positive: slower), by the

@@ -6,6 +6,7 @@ use crate::calibration::{self, CalibrationFile, Factor, Origin};
 use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity, Tier};
 use crate::results::ResultsFile;
 use crate::scenario::{Figure, Scenario};
+use crate::stats::median;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -128,19 +129,6 @@ pub struct RankReport {
     pub ranked_total: usize,
     pub machines: Vec<Machine>,
     pub catalog_warnings: Vec<String>,
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    })
 }
 
 /// Ranks every catalog instance for the scenario. `results` pairs each results file with
@@ -332,7 +320,7 @@ fn derived_factors(
             .filter_map(|((g, _), vals)| {
                 let gpu = catalog.gpu(g)?;
                 let sheet = f.datasheet(gpu)?.value / f64::from(gpu.adapters());
-                Some(median(vals.clone())? / sheet)
+                Some(median(vals.iter().copied())? / sheet)
             })
             .collect();
         let n = ratios.len();
@@ -390,8 +378,7 @@ impl Resolver {
             measured
                 .iter()
                 .filter(|((_, f), _)| *f == Figure::LatencyDispatch)
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect(),
+                .flat_map(|(_, v)| v.iter().copied()),
         );
         Resolver {
             measured,
@@ -405,7 +392,7 @@ impl Resolver {
     fn median_of(&self, gpu: &Gpu, f: Figure) -> Option<f64> {
         self.measured
             .get(&(gpu.id.clone(), f))
-            .and_then(|v| median(v.clone()))
+            .and_then(|v| median(v.iter().copied()))
     }
 
     /// The efficiency for a figure on a GPU: its calibration rule, else the ratio measured

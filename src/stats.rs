@@ -14,6 +14,21 @@ pub struct Summary {
     pub stddev: f64,
 }
 
+/// The median of the finite values; None when there are none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    })
+}
+
 /// Relative spread above which a figure is flagged as noisy.
 pub const WIDE_SPREAD: f64 = 0.10;
 
@@ -26,11 +41,7 @@ impl Summary {
         let mut v = xs.to_vec();
         v.sort_by(|a, b| a.total_cmp(b));
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            0.5 * (v[n / 2 - 1] + v[n / 2])
-        };
+        let median = median(v.iter().copied())?;
         let mean = v.iter().sum::<f64>() / n as f64;
         let var = if n > 1 {
             v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
