@@ -98,6 +98,7 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str, name: &str) -> Res
 /// Writes `bytes` to `path` atomically (tempfile's `persist`: a temporary file in the same
 /// directory, synced, then renamed over the target), so a reader never sees a half-written
 /// file. The temporary file is removed if the process is interrupted meanwhile.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = path

@@ -15,6 +15,7 @@ pub struct HostInfo {
 }
 
 impl HostInfo {
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn detect() -> HostInfo {
         use sysinfo::{CpuRefreshKind, RefreshKind, System};
         let sys = System::new_with_specifics(

@@ -1,26 +1,39 @@
 //! gpuvalue: measure what a GPU really delivers with validated WGSL probes through wgpu,
 //! and record it in a versioned results file.
+//!
+//! The data model, catalog, scenarios, calibration, ranking, comparison and reports also
+//! build for `wasm32-unknown-unknown` (`cargo check --lib --target wasm32-unknown-unknown`,
+//! run by `.ci/run`); the probes, the GPU layer and the command line are native-only until
+//! their waits are asynchronous (issue 16).
 
+#[cfg(not(target_arch = "wasm32"))]
 pub mod app;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 pub mod calibration;
 pub mod catalog;
 pub mod catalog_csv;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod compare;
 pub mod figure;
 pub mod files;
 pub mod fleet;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod fuzzing;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod host;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod interrupt;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod probes;
 pub mod rank;
 pub mod reference;
 pub mod report;
 pub mod results;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod runs;
 pub mod scenario;
 pub mod stats;

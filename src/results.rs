@@ -31,7 +31,7 @@
 //! `value` is present only when `status` is `ok`: a failed probe never carries a figure.
 
 use crate::figure::FigureKey;
-use crate::files::{now_rfc3339, write_atomic};
+use crate::files::now_rfc3339;
 use crate::host::HostInfo;
 use crate::model::{AdapterSummary, InstanceRef, OtherRun, TimingInfo};
 use crate::stats::Summary;
@@ -381,10 +381,11 @@ impl ResultsFile {
         v
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut json = serde_json::to_vec_pretty(self)?;
         json.push(b'\n');
-        write_atomic(path, &json)
+        crate::files::write_atomic(path, &json)
     }
 
     /// Loads and checks a results file: JSON syntax, schema version, field types, names and

@@ -15,8 +15,6 @@ pub mod table;
 use crate::catalog::Catalog;
 use crate::rank::RankReport;
 use crate::results::{ProbeResult, ResultsFile, Status};
-use anyhow::{Context, Result, bail};
-use std::path::Path;
 
 /// `report.html` and `report.md`, both stating the same generation time.
 pub fn render(
@@ -67,7 +65,10 @@ fn catalog_dates_and_rates(catalog: &Catalog) -> (String, String) {
 /// existing parent), each
 /// atomically (a temporary file beside it, renamed over it): nothing else in `out` is
 /// touched, and a failure leaves the previous report files whole. Errors name the path.
-pub fn write(out: &Path, html: &str, md: &str) -> Result<()> {
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write(out: &std::path::Path, html: &str, md: &str) -> anyhow::Result<()> {
+    use anyhow::{Context, bail};
+    use std::path::Path;
     match std::fs::symlink_metadata(out) {
         Ok(m) if m.file_type().is_symlink() && !out.exists() => {
             bail!(

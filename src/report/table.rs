@@ -1,7 +1,7 @@
 //! Terminal tables: the device list and the bench summary (also used by `gpuvalue show`).
 
 use super::fmt::probe_value;
-use crate::gpu::AdapterSummary;
+use crate::model::AdapterSummary;
 use crate::results::{ResultsFile, Status};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
