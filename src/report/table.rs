@@ -59,7 +59,13 @@ pub fn devices(list: &[AdapterSummary]) -> String {
                 } else {
                     s.name.clone()
                 },
-                vendor: format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
+                vendor: match &s.pci_bus_id {
+                    Some(bus) => format!(
+                        "{} {:04x}:{:04x}\npci {bus}",
+                        s.vendor, s.vendor_id, s.device_id
+                    ),
+                    None => format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
+                },
                 device_type: s.device_type.clone(),
                 backend: s.backend.clone(),
                 driver: format!("{}\n{}", s.driver, s.driver_info),
