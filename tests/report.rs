@@ -167,3 +167,37 @@ fn report_bad_input_leaves_nothing_behind() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+#[test]
+fn the_roofline_of_a_catalog_gpu_draws_its_matrix_engine_ceilings_per_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    // An MI250X package is two adapters: each gets half of the package's peaks.
+    v["adapter"]["name"] = "AMD Instinct MI250X".into();
+    v["adapter"]["software"] = false.into();
+    let file = dir.path().join("mi250x.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    let out = dir.path().join("rep");
+    let o = gpuvalue(&[
+        "report",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for label in [
+        "FP32 vector datasheet",
+        "FP64 vector datasheet",
+        "FP16 matrix engines datasheet",
+        "FP64 matrix engines datasheet",
+    ] {
+        assert!(html.contains(label), "no {label:?} ceiling");
+    }
+    // 383 TFLOPS FP16 matrix per package, 191.5 per adapter: in GFLOPS on the chart.
+    assert!(
+        html.contains("191500") || html.contains("191.5"),
+        "per-adapter ceiling"
+    );
+}

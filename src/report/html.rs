@@ -7,6 +7,7 @@ use crate::catalog::Catalog;
 use crate::figure::FigureKey;
 use crate::rank::{RankReport, Source};
 use crate::results::{ResultsFile, Status};
+use crate::scenario::Figure;
 use std::fmt::Write;
 
 /// Bytes a matmul must move at least (A, B read once, C written once) per element size.
@@ -21,6 +22,7 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         (FigureKey::MatmulF16, "f16 matmul"),
         (FigureKey::MatmulF64, "f64 matmul"),
         (FigureKey::MatmulDf64, "df64 matmul"),
+        (FigureKey::MatmulCoop, "FP16 matrix engines"),
     ] {
         if let Some(g) = r.best(figure) {
             ceilings.push(Ceiling {
@@ -35,22 +37,24 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         bandwidths.push(("STREAM triad (measured)".to_string(), bw, false));
     }
     if let Some(gpu) = catalog.match_adapter(&r.adapter.name) {
-        if let Some(t) = gpu.fp32_tflops {
-            ceilings.push(Ceiling {
-                label: "FP32 datasheet".into(),
-                gflops: t * 1e3,
-                datasheet: true,
-            });
-        }
-        if let Some(t) = gpu.fp64_vector_tflops {
-            ceilings.push(Ceiling {
-                label: "FP64 datasheet".into(),
-                gflops: t * 1e3,
-                datasheet: true,
-            });
+        // Per adapter: a package of several adapters (MI250X) splits its peaks.
+        let per = f64::from(gpu.adapters());
+        for f in [
+            Figure::MatmulF32,
+            Figure::MatmulF64Best,
+            Figure::MatmulF16Matrix,
+            Figure::MatmulF64Matrix,
+        ] {
+            if let Some(sheet) = f.datasheet(gpu) {
+                ceilings.push(Ceiling {
+                    label: format!("{} datasheet", f.label()),
+                    gflops: sheet.value / per,
+                    datasheet: true,
+                });
+            }
         }
         if let Some(b) = gpu.bandwidth_gbps {
-            bandwidths.push(("datasheet bandwidth".to_string(), b, true));
+            bandwidths.push(("datasheet bandwidth".to_string(), b / per, true));
         }
     }
     let mut points = Vec::new();
