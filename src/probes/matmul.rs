@@ -1014,6 +1014,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
                 std::time::Duration::from_secs(if ctx.quick { 15 } else { 60 }),
             );
         let (chosen, trials) = autotune(gpu, ctx.timer, &mut cache, &cands, d, tune_until);
+        let all_cands = cands.clone();
         let mut ranked: Vec<(f64, MatmulConfig)> = trials
             .iter()
             .zip(&cands)
@@ -1037,11 +1038,22 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             emit(res.no_valid_configuration());
             continue;
         };
+        // The chosen kernel's own trial median, shown beside the final figure: the tuner
+        // ranks by each trial's best sample, which reads higher than a median.
+        let trial_median = trials
+            .iter()
+            .zip(&all_cands)
+            .find(|(_, c)| **c == cfg)
+            .and_then(|(t, _)| t.gflops_median);
         (ctx.progress)(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
         match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan(), ctx.faults) {
             Ok(run) => {
                 last_run_s = Some((run.timing.time_per_iter_s.median, d.m * d.n * d.k));
-                emit(finish(res, run));
+                let r = finish(res, run);
+                emit(match trial_median {
+                    Some(t) => r.param("tuning_trial_median", t),
+                    None => r,
+                });
             }
             Err(e) => emit(res.with_status(Status::Failed, format!("{e:#}"))),
         }

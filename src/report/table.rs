@@ -178,7 +178,10 @@ pub fn results(r: &ResultsFile) -> String {
                 .and_then(|k| k.get("label"))
                 .and_then(|l| l.as_str())
             {
-                notes.push(label.to_string());
+                match p.params.get("tuning_trial_median").and_then(|v| v.as_f64()) {
+                    Some(t) => notes.push(format!("{label} (tuning trial median {t:.1})")),
+                    None => notes.push(label.to_string()),
+                }
             }
             notes.extend(p.warnings.iter().cloned());
             ProbeRow {
