@@ -131,9 +131,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Today's date (UTC) as (year, month, day).
 pub fn today() -> (i64, u32, u32) {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let secs = crate::clock::since_epoch().as_secs();
     civil_from_days((secs / 86_400) as i64)
 }
 
@@ -239,7 +237,9 @@ pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBu
 
 /// The current time as RFC 3339 UTC, to the second.
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    // A std SystemTime built from the epoch plus a duration never reads the clock itself.
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + crate::clock::since_epoch())
+        .to_string()
 }
 
 #[cfg(test)]

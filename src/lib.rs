@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod catalog_csv;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+pub mod clock;
 pub mod compare;
 pub mod figure;
 pub mod files;

@@ -11,11 +11,8 @@ impl Rng {
 
     /// A seed from the clock, so that every validation sees fresh data.
     pub fn fresh() -> Rng {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        Rng::new(t)
+        // Zero before the epoch: the generator still gets a valid seed.
+        Rng::new((crate::clock::since_epoch().as_nanos() as u64).max(1))
     }
 
     pub fn next_u64(&mut self) -> u64 {

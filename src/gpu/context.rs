@@ -3,10 +3,11 @@
 
 use super::adapter::AdapterSummary;
 use super::fault::{self, Fault};
+use crate::clock::Instant;
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether wgpu adds its runtime checks to a kernel: bounds checks on every index and a
 /// bound on every loop. `Off` is for kernels whose indices are in range for every dispatch

@@ -3,10 +3,10 @@
 //! copy-out (on Vulkan, resolving and copying in one encoder can read zeros).
 
 use super::context::{Gpu, map_read};
+use crate::clock::Instant;
 pub use crate::model::TimingMethod;
 use anyhow::{Result, bail};
 use std::cell::Cell;
-use std::time::Instant;
 
 const SOFTWARE_NOTE: &str = "software adapter: timed with the wall clock (its timestamp queries were seen to miss dispatches)";
 

@@ -4,13 +4,13 @@
 
 use super::Ctx;
 use super::measure;
+use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, TimingMethod};
 use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
 use std::cell::Cell;
-use std::time::Instant;
 
 const LATENCY_WGSL: &str = include_str!("../../shaders/latency.wgsl");
 

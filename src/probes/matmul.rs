@@ -7,6 +7,7 @@
 
 use super::Ctx;
 use super::measure::{self, Plan, TimingInfo};
+use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::gpu::context::{KernelSpec, RuntimeChecks};
@@ -17,7 +18,6 @@ use crate::stats::Summary;
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::time::Instant;
 
 const ROWS_WGSL: &str = include_str!("../../shaders/matmul_rows.wgsl");
 const TILED_WGSL: &str = include_str!("../../shaders/matmul_tiled.wgsl");

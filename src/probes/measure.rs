@@ -1,10 +1,11 @@
 //! The measurement policy shared by every probe: warm-up that is never counted, a batch
 //! sized so one sample lasts well above timer resolution, then a fixed number of samples.
 
+use crate::clock::Instant;
 pub use crate::model::TimingInfo;
 use crate::stats::Summary;
 use anyhow::Result;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long to warm up, how long one sample should last, how many samples to take.
 #[derive(Clone, Debug)]

@@ -10,13 +10,14 @@ pub mod precision;
 pub mod stream;
 pub mod transfer;
 
+use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, Timer};
 use crate::reference::Dims;
 use crate::results::{ProbeResult, Status};
 use measure::Plan;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One probe: a name for the command line, what it measures, its share of the time budget,
 /// the figures it produces, and how to run it. Each lives in its own file; `REGISTRY` lists

@@ -4,6 +4,7 @@
 
 use super::Ctx;
 use super::measure;
+use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::TimingMethod;
 use crate::gpu::context::map_read;
@@ -11,7 +12,6 @@ use crate::gpu::wgsl::KernelSource;
 use crate::reference::Rng;
 use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
-use std::time::Instant;
 
 fn transfer_bytes(ctx: &Ctx<'_>) -> u64 {
     let want: u64 = ctx
