@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
-static SIGNALS: AtomicU32 = AtomicU32::new(0);
+#[cfg(not(target_arch = "wasm32"))]
+static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 /// Temporary files being written right now (see `files::write_atomic`).
 static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -15,7 +16,8 @@ static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 pub const EXIT_CODE: u8 = 130;
 
 /// Installs the handler; later calls do nothing. Without it (library use, tests),
-/// `requested` stays false.
+/// `requested` stays false. Native only: a page asks to stop with `request`.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -64,6 +66,7 @@ pub fn unregister_temp(p: &std::path::Path) {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn remove_temp_files() {
     if let Ok(v) = TEMP_FILES.try_lock() {
         for p in v.iter() {

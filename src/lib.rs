@@ -25,7 +25,6 @@ pub mod fuzzing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod host;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod interrupt;
 pub mod model;
 #[cfg(not(target_arch = "wasm32"))]
