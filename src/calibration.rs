@@ -105,14 +105,31 @@ pub struct Resolved {
     pub estimate: Option<(Sheet, Factor)>,
 }
 
-/// Fraction of the datasheet assumed for a figure nothing calibrates or measures.
-pub fn default_factor(f: Figure) -> f64 {
-    match f {
+/// The factor assumed for a figure nothing calibrates or measures.
+pub fn default_factor(f: Figure) -> Factor {
+    let value = match f {
         // Portable WGSL GEMM reaches roughly 35-45% of the FP32 peak (design notes §4).
         Figure::MatmulF32 => 0.35,
         Figure::StreamTriad => 0.8,
         Figure::LatencyDispatch => 1.0,
         _ => 0.5,
+    };
+    Factor {
+        value,
+        origin: Origin::Assumed,
+        basis: "no calibration point and no measured GPU: default assumption".into(),
+        applies_to: "all GPUs".into(),
+    }
+}
+
+impl Origin {
+    /// As outputs print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Calibrated => "calibrated",
+            Origin::Derived => "derived",
+            Origin::Assumed => "assumed",
+        }
     }
 }
 
@@ -256,12 +273,7 @@ impl CalibrationFile {
 
     /// The rule's factor, else the default assumption.
     fn factor_or_default(&self, fig: Figure, gpu: &Gpu) -> Factor {
-        self.factor(fig, gpu).unwrap_or_else(|| Factor {
-            value: default_factor(fig),
-            origin: Origin::Assumed,
-            basis: "no calibration rule: default assumption".into(),
-            applies_to: "all GPUs".into(),
-        })
+        self.factor(fig, gpu).unwrap_or_else(|| default_factor(fig))
     }
 
     /// A scenario's throughput on one package of `gpu` from datasheet figures and these

@@ -404,27 +404,17 @@ impl Resolver {
         if let Some(&(x, n)) = self.derived.get(&f) {
             return derived_factor(x, n);
         }
-        Factor {
-            value: calibration::default_factor(f),
-            origin: Origin::Assumed,
-            basis: "no calibration point and no measured GPU: default assumption".into(),
-            applies_to: "all GPUs".into(),
-        }
+        calibration::default_factor(f)
     }
 
     fn remember(&self, f: Figure, k: &Factor) {
-        let origin = match k.origin {
-            Origin::Calibrated => "calibrated",
-            Origin::Derived => "derived",
-            Origin::Assumed => "assumed",
-        };
         self.used
             .borrow_mut()
             .entry((f.name().to_string(), k.applies_to.clone()))
             .or_insert_with(|| Efficiency {
                 figure: f.name().into(),
                 factor: k.value,
-                origin: origin.into(),
+                origin: k.origin.name().into(),
                 basis: k.basis.clone(),
                 applies_to: k.applies_to.clone(),
             });
@@ -454,11 +444,7 @@ impl Resolver {
             r.used.label(),
             peak_text(r.used, sheet.value),
             k.value,
-            match k.origin {
-                Origin::Calibrated => "calibrated",
-                Origin::Derived => "derived from measured GPUs",
-                Origin::Assumed => "assumed",
-            },
+            k.origin.name(),
             k.applies_to
         );
         if let Some(d) = &sheet.derived {
@@ -479,11 +465,7 @@ impl Resolver {
             },
             peak_text(r.used, sheet.value),
             k.value,
-            match k.origin {
-                Origin::Calibrated => "calibrated",
-                Origin::Derived => "derived",
-                Origin::Assumed => "assumed",
-            }
+            k.origin.name()
         );
         Some(FigureUse::new(fig, r.value, Source::Estimated, basis).with_short(short))
     }

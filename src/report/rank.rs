@@ -146,7 +146,7 @@ fn machines_text(r: &RankReport) -> String {
         let place = match (m.hours_per_job, m.instances_faster) {
             (Some(h), Some(faster)) => {
                 format!(
-                    "{} per job; {faster} of {} ranked instances are faster",
+                    "{} per job; {faster} of {} ranked instances are faster than this machine",
                     hours(h),
                     r.ranked_total
                 )
