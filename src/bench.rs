@@ -389,7 +389,7 @@ impl<'a> AdapterRun<'a> {
             );
         }
         let adapter = list.adapters[idx].clone();
-        let gpu = Gpu::open(adapter.clone(), info.clone())?;
+        let gpu = pollster::block_on(Gpu::open(adapter.clone(), info.clone()))?;
         check_adapter_fits(opts, &gpu)?;
         let registration = match runs::Registration::new(&path, &info.name) {
             Ok(r) => Some(std::sync::Arc::new(r)),
@@ -524,8 +524,9 @@ impl<'a> AdapterRun<'a> {
                 save_err.get_or_insert(e);
             }
         };
-        let outcome =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| probe.run(&ctx, &mut emit)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pollster::block_on(probe.run(&ctx, &mut emit))
+        }));
         if let Some(e) = save_err {
             return Err(e);
         }
@@ -595,7 +596,7 @@ impl<'a> AdapterRun<'a> {
         if self.dead.is_some() {
             return;
         }
-        match Gpu::open(self.adapter.clone(), self.gpu.info.clone()) {
+        match pollster::block_on(Gpu::open(self.adapter.clone(), self.gpu.info.clone())) {
             Ok(g) => {
                 self.gpu = g;
                 self.baseline = self.gpu.memory_in_use();

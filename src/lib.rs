@@ -22,12 +22,10 @@ pub mod files;
 pub mod fleet;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fuzzing;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod host;
 pub mod interrupt;
 pub mod model;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod probes;
 pub mod rank;
 pub mod reference;

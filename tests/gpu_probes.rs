@@ -70,7 +70,7 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
     for mut cfg in matmul::candidates(&gpu) {
         for trusted in [false, true] {
             cfg.trusted = trusted;
-            let run = matmul::run_config(
+            let run = pollster::block_on(matmul::run_config(
                 &gpu,
                 &timer,
                 &mut cache,
@@ -78,7 +78,7 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
                 d,
                 &tiny_plan(),
                 Faults::default(),
-            )
+            ))
             .unwrap_or_else(|e| panic!("{}: {e:#}", cfg.label()));
             assert!(run.valid(), "{}: {:?}", cfg.label(), run.check);
         }
@@ -123,25 +123,25 @@ fn autotuner_never_keeps_an_invalid_configuration() {
         n: 256,
         k: 256,
     };
-    let (chosen, trials) = matmul::autotune(
+    let (chosen, trials) = pollster::block_on(matmul::autotune(
         &gpu,
         &timer,
         &mut cache,
         &[broken.clone(), good.clone()],
         d,
         Instant::now() + Duration::from_secs(30),
-    );
+    ));
     assert_eq!(chosen.as_ref(), Some(&good), "trials: {trials:?}");
     assert!(!trials[0].valid && trials[1].valid, "{trials:?}");
     // Only wrong configurations: nothing is chosen.
-    let (none, _) = matmul::autotune(
+    let (none, _) = pollster::block_on(matmul::autotune(
         &gpu,
         &timer,
         &mut cache,
         &[broken],
         d,
         Instant::now() + Duration::from_secs(30),
-    );
+    ));
     assert!(none.is_none());
 }
 

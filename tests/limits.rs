@@ -38,7 +38,7 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
     let timer = Timer::new(&small, true);
     let mut cache = PipelineCache::default();
     let cfg = matmul::MatmulConfig::rows(8, 1, 64);
-    let e = matmul::run_config(
+    let e = pollster::block_on(matmul::run_config(
         &small,
         &timer,
         &mut cache,
@@ -46,7 +46,7 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
         square(1024),
         &tiny_plan(),
         Faults::default(),
-    )
+    ))
     .unwrap_err();
     assert!(
         format!("{e:#}").contains("max_compute_workgroups_per_dimension is 8"),
@@ -93,7 +93,7 @@ fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
         .expect("the full adapter has a kernel using more workgroup memory");
     let timer = Timer::new(&small, true);
     let mut cache = PipelineCache::default();
-    let e = matmul::run_config(
+    let e = pollster::block_on(matmul::run_config(
         &small,
         &timer,
         &mut cache,
@@ -101,7 +101,7 @@ fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
         square(64),
         &tiny_plan(),
         Faults::default(),
-    )
+    ))
     .unwrap_err();
     assert!(
         format!("{e:#}").contains("max_compute_workgroup_storage_size 2048"),

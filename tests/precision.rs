@@ -24,7 +24,7 @@ fn check_ops(xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<(), String> {
     let Some(gpu) = shared_gpu() else {
         return Ok(());
     };
-    let out = precision::run_ops(gpu, xs, ys).map_err(|e| e.to_string())?;
+    let out = pollster::block_on(precision::run_ops(gpu, xs, ys)).map_err(|e| e.to_string())?;
     for (i, o) in out.iter().enumerate() {
         let (x, y) = (xs[i], ys[i]);
         // TwoSum and TwoProduct are exact: the pair holds the exact result.
@@ -110,7 +110,7 @@ fn building_blocks_on_edge_cases() {
 #[test]
 fn self_test_passes_and_catches_broken_variants() {
     let Some(gpu) = shared_gpu() else { return };
-    let ok = precision::self_test(gpu, Broken::default()).unwrap();
+    let ok = pollster::block_on(precision::self_test(gpu, Broken::default())).unwrap();
     assert!(ok.usable, "{ok:?}");
     assert!(
         ok.two_sum_exact && ok.product_exact && ok.subnormals_kept,
@@ -123,26 +123,26 @@ fn self_test_passes_and_catches_broken_variants() {
             "{ok:?}"
         );
     }
-    let plain = precision::self_test(
+    let plain = pollster::block_on(precision::self_test(
         gpu,
         Broken {
             plain_product: true,
             ..Broken::default()
         },
-    )
+    ))
     .unwrap();
     assert!(!plain.product_exact && !plain.usable, "{plain:?}");
     assert!(
         plain.reason.as_deref().unwrap_or("").contains("product"),
         "{plain:?}"
     );
-    let unguarded = precision::self_test(
+    let unguarded = pollster::block_on(precision::self_test(
         gpu,
         Broken {
             unguarded_sum: true,
             ..Broken::default()
         },
-    )
+    ))
     .unwrap();
     if gpu.info.name.contains("llvmpipe") {
         // Mesa folds (a + b) - a to b without the run-time 1.0: the self-test must see it.
@@ -168,13 +168,13 @@ fn plan() -> Plan {
 fn df64_matmul_reaches_double_float_accuracy() {
     let Some(gpu) = shared_gpu() else { return };
     let timer = Timer::new(gpu, true);
-    let st = precision::self_test(gpu, Broken::default()).unwrap();
+    let st = pollster::block_on(precision::self_test(gpu, Broken::default())).unwrap();
     let d = Dims {
         m: 256,
         n: 256,
         k: 256,
     };
-    let r = precision::run_matmul(
+    let r = pollster::block_on(precision::run_matmul(
         gpu,
         &timer,
         Variant {
@@ -185,7 +185,7 @@ fn df64_matmul_reaches_double_float_accuracy() {
         d,
         Inputs::Random,
         &plan(),
-    )
+    ))
     .unwrap();
     assert!(r.rel_error <= 1e-12, "random: {:e}", r.rel_error);
     let odd = Dims {
@@ -193,7 +193,7 @@ fn df64_matmul_reaches_double_float_accuracy() {
         n: 70,
         k: 19,
     };
-    let r = precision::run_matmul(
+    let r = pollster::block_on(precision::run_matmul(
         gpu,
         &timer,
         Variant {
@@ -204,7 +204,7 @@ fn df64_matmul_reaches_double_float_accuracy() {
         odd,
         Inputs::Adversarial,
         &plan(),
-    )
+    ))
     .unwrap();
     assert!(r.rel_error <= 1e-11, "adversarial: {:e}", r.rel_error);
 }
@@ -221,7 +221,7 @@ fn f64_matmul_is_accurate_or_unsupported() {
         n: 64,
         k: 77,
     };
-    let r = precision::run_matmul(
+    let r = pollster::block_on(precision::run_matmul(
         gpu,
         &timer,
         Variant {
@@ -232,7 +232,7 @@ fn f64_matmul_is_accurate_or_unsupported() {
         d,
         Inputs::Random,
         &plan(),
-    )
+    ))
     .unwrap();
     assert!(r.rel_error <= 1e-14, "{:e}", r.rel_error);
 }
@@ -249,7 +249,7 @@ fn f16_matmul_is_accurate_or_unsupported() {
         n: 33,
         k: 129,
     };
-    let r = precision::run_matmul(
+    let r = pollster::block_on(precision::run_matmul(
         gpu,
         &timer,
         Variant {
@@ -260,7 +260,7 @@ fn f16_matmul_is_accurate_or_unsupported() {
         d,
         Inputs::Random,
         &plan(),
-    )
+    ))
     .unwrap();
     assert!(r.rel_error <= 1e-5, "{:e}", r.rel_error);
 }

@@ -141,6 +141,7 @@ fn backend_name(b: wgpu::Backend) -> String {
         wgpu::Backend::Metal => "metal".into(),
         wgpu::Backend::Dx12 => "dx12".into(),
         wgpu::Backend::Gl => "gl".into(),
+        wgpu::Backend::BrowserWebGpu => "webgpu".into(),
         other => format!("{other:?}").to_lowercase(),
     }
 }

@@ -79,6 +79,18 @@ pub struct Gpu {
     watchdog: Mutex<Option<Watchdog>>,
     /// A fault armed for testing (`--inject-fault`); fired by the next operation it targets.
     armed: Mutex<Option<Fault>>,
+    /// On the web, error scopes resolve later (a promise each): what each scope guarded and
+    /// its pops, awaited by `settle` (see `scoped`).
+    #[cfg(target_arch = "wasm32")]
+    pending: std::cell::RefCell<Vec<PendingScope>>,
+}
+
+/// Error scopes popped but not yet resolved (the web), with the text their error gets.
+#[cfg(target_arch = "wasm32")]
+struct PendingScope {
+    what: String,
+    oom: super::signal::LocalBoxFuture<'static, Option<wgpu::Error>>,
+    others: [super::signal::LocalBoxFuture<'static, Option<wgpu::Error>>; 2],
 }
 
 /// Bounds on waiting for the device: a single wait, and the whole probe.
@@ -120,14 +132,14 @@ impl std::fmt::Display for Halt {
 
 impl Gpu {
     /// Opens the adapter with all of its limits and the optional features the probes can use.
-    pub fn open(adapter: wgpu::Adapter, info: AdapterSummary) -> Result<Gpu> {
+    pub async fn open(adapter: wgpu::Adapter, info: AdapterSummary) -> Result<Gpu> {
         let limits = adapter.limits();
-        Self::open_with_limits(adapter, info, limits)
+        Self::open_with_limits(adapter, info, limits).await
     }
 
     /// Opens the adapter with the given limits (tests lower them to exercise code paths
     /// that large devices would take, such as bind windows).
-    pub fn open_with_limits(
+    pub async fn open_with_limits(
         adapter: wgpu::Adapter,
         info: AdapterSummary,
         limits: wgpu::Limits,
@@ -140,7 +152,7 @@ impl Gpu {
         let mut features = adapter.features() & wanted;
         let request = |features: wgpu::Features| {
             let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("gpuvalue"),
                 required_features: features,
                 required_limits: limits.clone(),
@@ -155,14 +167,14 @@ impl Gpu {
                 },
                 memory_hints: wgpu::MemoryHints::Performance,
                 trace: wgpu::Trace::Off,
-            }))
+            })
         };
-        let opened = match request(features) {
+        let opened = match request(features).await {
             // A driver that offers the experimental feature but refuses the device with it:
             // open without (the coop probe then says it is unsupported).
             Err(_) if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
                 features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-                request(features)
+                request(features).await
             }
             r => r,
         };
@@ -215,6 +227,8 @@ impl Gpu {
             wedged: Mutex::new(None),
             watchdog: Mutex::new(None),
             armed: Mutex::new(None),
+            #[cfg(target_arch = "wasm32")]
+            pending: Default::default(),
         })
     }
 
@@ -287,34 +301,40 @@ impl Gpu {
     }
 
     /// Waits until all submitted work is done, within the watchdog.
-    pub fn wait(&self) -> Result<()> {
+    pub async fn wait(&self) -> Result<()> {
         self.check_usable()?;
         let wd = self.watchdog();
-        match self.fire(&[Fault::Panic, Fault::Lost, Fault::Hang, Fault::Stuck]) {
-            Some(Fault::Panic) => panic!("injected fault: panic inside a probe"),
-            // What a driver reset does to a device with work in flight.
-            Some(Fault::Lost) => self.device.destroy(),
-            Some(f) => {
-                // Longer than whichever watchdog bound comes first.
-                let bound = wd.map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
-                let times = if f == Fault::Stuck { 30.0 } else { 3.0 };
-                self.submit_spin((bound * times).max(1.0))?;
-            }
-            None => {}
-        }
-        let t0 = Instant::now();
+        #[cfg(not(target_arch = "wasm32"))]
+        self.fire_wait_fault(wd)?;
         // The wait ends at the single-wait limit or the probe's end, whichever is first.
         let bound = wd.map(|w| {
-            let to_end = w.probe_end.saturating_duration_since(t0);
+            let to_end = w.probe_end.saturating_duration_since(Instant::now());
             (
                 w.wait.min(to_end).max(Duration::from_millis(1)),
                 to_end <= w.wait,
             )
         });
+        // Native: a bounded blocking poll, so the future is ready at its first poll.
+        #[cfg(not(target_arch = "wasm32"))]
         let res = self.device.poll(wgpu::PollType::Wait {
             submission_index: None,
             timeout: bound.map(|(b, _)| b),
         });
+        // The web: `poll` does nothing there; the queue's promise says when the work is done.
+        #[cfg(target_arch = "wasm32")]
+        let res = {
+            let (tx, rx) = super::signal::signal();
+            self.queue.on_submitted_work_done(move || tx.send(()));
+            let done = match bound {
+                Some((b, _)) => crate::clock::timeout(b, rx).await,
+                None => Some(rx.await),
+            };
+            self.settle().await?;
+            match done {
+                Some(_) => Ok(()),
+                None => Err(wgpu::PollError::Timeout),
+            }
+        };
         // A lost device may also show up as a poll error: report the loss, it is the cause.
         self.check_usable()?;
         match res {
@@ -338,12 +358,58 @@ impl Gpu {
                 }
                 bail!(msg)
             }
+            #[allow(unreachable_patterns)]
             Err(e) => bail!("device poll failed: {e}"),
         }
     }
 
+    /// Fires an armed fault that targets a wait (`--inject-fault`, native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn fire_wait_fault(&self, wd: Option<Watchdog>) -> Result<()> {
+        match self.fire(&[Fault::Panic, Fault::Lost, Fault::Hang, Fault::Stuck]) {
+            Some(Fault::Panic) => panic!("injected fault: panic inside a probe"),
+            // What a driver reset does to a device with work in flight.
+            Some(Fault::Lost) => self.device.destroy(),
+            Some(f) => {
+                // Longer than whichever watchdog bound comes first.
+                let bound = wd.map_or(2.0, |w| w.wait.min(w.probe).as_secs_f64());
+                let times = if f == Fault::Stuck { 30.0 } else { 3.0 };
+                self.submit_spin((bound * times).max(1.0))?;
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Resolves the error scopes the web left pending (see `scoped`): the first error, with
+    /// what was being done. Native scopes resolve at once, so there is nothing to do.
+    pub async fn settle(&self) -> Result<()> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let pending = std::mem::take(&mut *self.pending.borrow_mut());
+            let mut first = None;
+            for p in pending {
+                let [v, i] = p.others;
+                let (v, i, o) = (v.await, i.await, p.oom.await);
+                if first.is_some() {
+                    continue;
+                }
+                if let Some(e) = o {
+                    first = Some(anyhow!("out of memory {}: {}", p.what, one_line(&e)));
+                } else if let Some(e) = v.or(i) {
+                    first = Some(anyhow!("{}: {}", p.what, one_line(&e)));
+                }
+            }
+            if let Some(e) = first {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// After a watchdog fired: waits up to `limit` for the queued work to finish. On success
     /// the device is usable again.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn drain(&self, limit: Duration) -> bool {
         if self.lost.lock().ok().is_some_and(|l| l.is_some()) {
             return false;
@@ -369,22 +435,39 @@ impl Gpu {
         let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
-        let v = pollster::block_on(validation.pop());
-        let i = pollster::block_on(internal.pop());
-        let o = pollster::block_on(oom.pop());
-        if let Some(e) = o {
-            bail!("out of memory {}: {}", what(), one_line(&e));
+        // The web resolves scopes later, through promises: the pops take effect now and their
+        // errors are awaited by the next `settle` (every wait and read settles first), so a
+        // bad allocation or kernel still fails the step that made it.
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (v, i, o) = (validation.pop(), internal.pop(), oom.pop());
+            self.pending.borrow_mut().push(PendingScope {
+                what: what(),
+                oom: Box::pin(o),
+                others: [Box::pin(v), Box::pin(i)],
+            });
+            Ok(out)
         }
-        if let Some(e) = v.or(i) {
-            bail!("{}: {}", what(), one_line(&e));
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let v = pollster::block_on(validation.pop());
+            let i = pollster::block_on(internal.pop());
+            let o = pollster::block_on(oom.pop());
+            if let Some(e) = o {
+                bail!("out of memory {}: {}", what(), one_line(&e));
+            }
+            if let Some(e) = v.or(i) {
+                bail!("{}: {}", what(), one_line(&e));
+            }
+            Ok(out)
         }
-        Ok(out)
     }
 
     /// A buffer, created inside error scopes: an allocation the device cannot satisfy is an
     /// error naming the buffer and its size, not a poisoned handle.
     pub fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> Result<wgpu::Buffer> {
         let label = desc.label.unwrap_or("buffer");
+        #[cfg(not(target_arch = "wasm32"))]
         if self.fire(&[Fault::Oom]).is_some() {
             return self.failing_allocation(desc);
         }
@@ -523,7 +606,7 @@ impl Gpu {
     }
 
     /// Copies `len` bytes from `offset` of a storage buffer back to the host.
-    pub fn read_bytes(&self, buf: &wgpu::Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
+    pub async fn read_bytes(&self, buf: &wgpu::Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
         let staging = self.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: len,
@@ -533,11 +616,13 @@ impl Gpu {
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf, offset, &staging, 0, len);
         self.queue.submit([enc.finish()]);
-        map_read(self, &staging, len)
+        map_read(self, &staging, len).await
     }
 
-    pub fn read<T: bytemuck::Pod>(&self, buf: &wgpu::Buffer, count: usize) -> Result<Vec<T>> {
-        let bytes = self.read_bytes(buf, 0, (count * std::mem::size_of::<T>()) as u64)?;
+    pub async fn read<T: bytemuck::Pod>(&self, buf: &wgpu::Buffer, count: usize) -> Result<Vec<T>> {
+        let bytes = self
+            .read_bytes(buf, 0, (count * std::mem::size_of::<T>()) as u64)
+            .await?;
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
@@ -554,6 +639,7 @@ impl Gpu {
     /// Device memory the allocator holds for live resources, where the backend reports it
     /// (Vulkan, DX12): `(bytes, allocations)`. Finished work is retired first, so resources
     /// dropped by the probes are counted as freed.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn memory_in_use(&self) -> Option<(u64, usize)> {
         if self.halted().is_some() {
             return None;
@@ -583,25 +669,29 @@ pub fn one_line(e: &dyn std::fmt::Display) -> String {
 }
 
 /// Maps a MAP_READ buffer, waits, and copies `len` bytes out.
-pub fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
+pub async fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
     let slice = staging.slice(0..len);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    gpu.wait()?;
+    let (tx, rx) = super::signal::signal();
+    slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r));
+    gpu.wait().await?;
+    #[cfg(target_arch = "wasm32")]
+    let mapped = rx
+        .await
+        .ok_or_else(|| anyhow!("the buffer map was cancelled"))?;
     // The work is done, but when another thread polls the same device at the same time its
     // poll may be the one firing this callback: give it a moment (polling without blocking)
     // rather than calling a finished map unmapped.
+    #[cfg(not(target_arch = "wasm32"))]
     let t0 = Instant::now();
+    #[cfg(not(target_arch = "wasm32"))]
     let mapped = loop {
-        match rx.try_recv() {
-            Ok(r) => break r,
-            Err(_) if t0.elapsed() < Duration::from_secs(5) => {
+        match rx.try_take() {
+            Some(r) => break r,
+            None if t0.elapsed() < Duration::from_secs(5) => {
                 let _ = gpu.device.poll(wgpu::PollType::Poll);
                 std::thread::sleep(Duration::from_millis(1));
             }
-            Err(_) => bail!("the device finished but the buffer was not mapped within 5 s"),
+            None => bail!("the device finished but the buffer was not mapped within 5 s"),
         }
     };
     mapped.map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;

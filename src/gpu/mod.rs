@@ -3,7 +3,9 @@
 pub mod adapter;
 pub mod context;
 pub mod fault;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod inject;
+pub mod signal;
 pub mod timer;
 pub mod visible;
 pub mod wgsl;

@@ -81,7 +81,10 @@ impl<'g> Timer<'g> {
 
     /// Records one compute pass in which `encode` issues the work, submits it, waits, and
     /// returns the elapsed seconds.
-    pub fn time_pass(&self, encode: &mut dyn FnMut(&mut wgpu::ComputePass<'_>)) -> Result<f64> {
+    pub async fn time_pass(
+        &self,
+        encode: &mut dyn FnMut(&mut wgpu::ComputePass<'_>),
+    ) -> Result<f64> {
         let use_ts = self.method() == TimingMethod::GpuTimestamps;
         let q = self.queries.as_ref().filter(|_| use_ts);
         let mut enc = self.gpu.device.create_command_encoder(&Default::default());
@@ -99,7 +102,7 @@ impl<'g> Timer<'g> {
         let cmd = enc.finish();
         let t0 = Instant::now();
         self.gpu.queue.submit([cmd]);
-        self.gpu.wait()?;
+        self.gpu.wait().await?;
         let wall = t0.elapsed().as_secs_f64();
         if let Some(err) = self.gpu.take_error() {
             bail!("wgpu reported an error during the timed work: {err}");
@@ -113,7 +116,7 @@ impl<'g> Timer<'g> {
         let mut enc = self.gpu.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(&q.resolve, 0, &q.staging, 0, 16);
         self.gpu.queue.submit([enc.finish()]);
-        let raw = map_read(self.gpu, &q.staging, 16)?;
+        let raw = map_read(self.gpu, &q.staging, 16).await?;
         let ts: &[u64] = bytemuck::cast_slice(&raw);
         let gpu_s = (ts[1].wrapping_sub(ts[0])) as f64 * q.period_ns * 1e-9;
         // A timestamp pair that is zero, reversed, longer than the wall clock, or far shorter

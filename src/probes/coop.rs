@@ -66,7 +66,7 @@ fn subgroup(gpu: &Gpu) -> u32 {
     }
 }
 
-fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
+async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let p = Dims {
         m: d.m.next_multiple_of(BLOCK),
@@ -107,8 +107,8 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     ];
     let bind = gpu.bind(&pipeline, &entries);
     let groups = ((p.n / BLOCK) as u32, (p.m / BLOCK) as u32);
-    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups)?;
-    let got: Vec<f32> = gpu.read(&c_buf, p.m * p.n)?;
+    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups).await?;
+    let got: Vec<f32> = gpu.read(&c_buf, p.m * p.n).await?;
     let (err, rows) = check(&a, &b, &got, d, p);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
     let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
@@ -150,7 +150,7 @@ fn check(a: &[f16], b: &[f16], got: &[f32], d: Dims, p: Dims) -> (f64, usize) {
     ((num / den.max(f64::MIN_POSITIVE)).sqrt(), rows.len())
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
         let v: &[usize] = if ctx.quick {
             &[1024]
@@ -168,9 +168,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     }
     for d in sizes {
         let what = format!("matmul coop {}x{}x{}", d.m, d.n, d.k);
-        super::step(ctx, emit, FigureKey::MatmulCoop, &what, || {
-            measure_size(ctx, d)
-        });
+        super::step(ctx, emit, FigureKey::MatmulCoop, &what, async {
+            measure_size(ctx, d).await
+        })
+        .await;
     }
 }
 
@@ -196,7 +197,11 @@ impl super::Probe for Coop {
             .map(|&sg| KernelSource::new("matmul coop", COOP_WGSL, "main", &[("SG", sg)]))
             .collect()
     }
-    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
 }

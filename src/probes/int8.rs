@@ -105,7 +105,7 @@ fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
 
 /// Measures one size: fresh random inputs, a poisoned output, timed batches, then the
 /// exact check of sampled rows.
-fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
+async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let inp = Inputs::random(d);
     let p = inp.padded;
@@ -127,8 +127,8 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     })?;
     let bind = gpu.bind(&pipeline, &[(0, &a), (1, &bt), (2, &c), (3, &dims)]);
     let groups = ((p.m as u32) / (TM * WG), (p.n / TN) as u32);
-    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups)?;
-    let got: Vec<i32> = gpu.read(&c, p.m * p.n)?;
+    let timing = super::time_dispatches(ctx, &pipeline, &bind, groups).await?;
+    let got: Vec<i32> = gpu.read(&c, p.m * p.n).await?;
     let rows = rows_to_check(d, CHECK_BUDGET);
     let wrong = rows
         .iter()
@@ -162,7 +162,7 @@ fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     }))
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
         let v: &[usize] = if ctx.quick {
             &[512]
@@ -173,9 +173,10 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     });
     for d in sizes {
         let what = format!("matmul int8 {}x{}x{}", d.m, d.n, d.k);
-        super::step(ctx, emit, FigureKey::MatmulInt8, &what, || {
-            measure_size(ctx, d)
-        });
+        super::step(ctx, emit, FigureKey::MatmulInt8, &what, async {
+            measure_size(ctx, d).await
+        })
+        .await;
     }
 }
 
@@ -203,8 +204,12 @@ impl super::Probe for Int8 {
             &[("WG", f64::from(WG))],
         )]
     }
-    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
 }
 

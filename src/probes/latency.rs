@@ -59,7 +59,7 @@ fn finish(
     })
 }
 
-fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
+async fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
@@ -67,7 +67,7 @@ fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
         "what",
         "encode + submit one 1-invocation dispatch + wait for completion",
     );
-    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, async |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
@@ -78,16 +78,17 @@ fn round_trip(ctx: &Ctx<'_>) -> Result<ProbeResult> {
                 pass.dispatch_workgroups(1, 1, 1);
             }
             gpu.queue.submit([enc.finish()]);
-            gpu.wait()?;
+            gpu.wait().await?;
             issued.set(issued.get() + 1);
         }
         Ok(t0.elapsed().as_secs_f64())
-    })?;
-    let got: Vec<u32> = gpu.read(&k.counter, 1)?;
+    })
+    .await?;
+    let got: Vec<u32> = gpu.read(&k.counter, 1).await?;
     Ok(finish(res, timing, issued.get(), got[0]))
 }
 
-fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
+async fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let k = kernel(gpu)?;
     let issued = Cell::new(0u64);
@@ -95,25 +96,28 @@ fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
         "what",
         "many 1-invocation dispatches in one compute pass, time per dispatch",
     );
-    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| ctx.timer.method(), async |iters| {
         issued.set(issued.get() + u64::from(iters));
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&k.pipeline);
-            pass.set_bind_group(0, &k.bind, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(1, 1, 1);
-            }
-        })
-    })?;
-    let got: Vec<u32> = gpu.read(&k.counter, 1)?;
+        ctx.timer
+            .time_pass(&mut |pass| {
+                pass.set_pipeline(&k.pipeline);
+                pass.set_bind_group(0, &k.bind, &[]);
+                for _ in 0..iters {
+                    pass.dispatch_workgroups(1, 1, 1);
+                }
+            })
+            .await
+    })
+    .await?;
+    let got: Vec<u32> = gpu.read(&k.counter, 1).await?;
     Ok(finish(res, timing, issued.get(), got[0]))
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let f = FigureKey::LatencyRoundTrip;
-    super::step(ctx, emit, f, f.info().label, || round_trip(ctx));
+    super::step(ctx, emit, f, f.info().label, round_trip(ctx)).await;
     let f = FigureKey::LatencyDispatch;
-    super::step(ctx, emit, f, f.info().label, || batched(ctx));
+    super::step(ctx, emit, f, f.info().label, batched(ctx)).await;
 }
 
 /// The latency probe, as registered in `probes::REGISTRY`.
@@ -132,8 +136,12 @@ impl super::Probe for Latency {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
     }
-    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new("latency", LATENCY_WGSL, "main", &[])]

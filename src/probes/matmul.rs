@@ -518,7 +518,7 @@ pub struct Faults {
 
 /// Runs one configuration at one size: fresh random inputs, poisoned output, timed batches,
 /// validation against the CPU.
-pub fn run_config(
+pub async fn run_config(
     gpu: &Gpu,
     timer: &crate::gpu::Timer<'_>,
     cache: &mut PipelineCache,
@@ -556,26 +556,29 @@ pub fn run_config(
     let packs: &[PackStep] = packed.as_ref().map_or(&[], |s| &s.steps);
     let pipeline = cache.get(gpu, cfg)?;
     let bind = matmul_bind_group(gpu, pipeline, [a_res, b_res], &cbuf, &ubuf);
-    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
-        timer.time_pass(&mut |pass| {
-            for _ in 0..iters {
-                for step in packs {
-                    pass.set_pipeline(&step.pipeline);
-                    pass.set_bind_group(0, &step.bind, &[]);
-                    pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
+    let timing = measure::measure(plan, &|| timer.method(), async |iters| {
+        timer
+            .time_pass(&mut |pass| {
+                for _ in 0..iters {
+                    for step in packs {
+                        pass.set_pipeline(&step.pipeline);
+                        pass.set_bind_group(0, &step.bind, &[]);
+                        pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
+                    }
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, &bind, &[]);
+                    pass.dispatch_workgroups(gx, gy, 1);
                 }
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-        })
-    })?;
+            })
+            .await
+    })
+    .await?;
     if faults.corrupt_output {
         let idx = (d.m / 2) * p.n + d.n / 2;
         gpu.queue
             .write_buffer(&cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
     }
-    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n)?;
+    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n).await?;
     let check = reference::check_matmul(
         d,
         View { data: &a, ld: p.k },
@@ -860,7 +863,7 @@ pub struct Trial {
 
 /// Tries each candidate briefly at size `d` and returns the fastest valid one with the
 /// trials. Invalid or failing configurations are recorded and never chosen.
-pub fn autotune(
+pub async fn autotune(
     gpu: &Gpu,
     timer: &crate::gpu::Timer<'_>,
     cache: &mut PipelineCache,
@@ -899,7 +902,7 @@ pub fn autotune(
             });
             continue;
         }
-        match run_config(gpu, timer, cache, cfg, d, &plan, Faults::default()) {
+        match run_config(gpu, timer, cache, cfg, d, &plan, Faults::default()).await {
             Ok(run) => {
                 let valid = run.valid();
                 trials.push(Trial {
@@ -954,7 +957,7 @@ pub fn parse_size(s: &str) -> Result<Dims, String> {
 }
 
 /// The probe: autotune and measure at each size, one result per size.
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let gpu = ctx.gpu;
     let mut cache = PipelineCache::default();
     let mut cands = candidates(gpu);
@@ -1013,7 +1016,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             + (ctx.deadline.saturating_duration_since(Instant::now()) / 3).min(
                 std::time::Duration::from_secs(if ctx.quick { 15 } else { 60 }),
             );
-        let (chosen, trials) = autotune(gpu, ctx.timer, &mut cache, &cands, d, tune_until);
+        let (chosen, trials) = autotune(gpu, ctx.timer, &mut cache, &cands, d, tune_until).await;
         let all_cands = cands.clone();
         let mut ranked: Vec<(f64, MatmulConfig)> = trials
             .iter()
@@ -1046,7 +1049,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             .find(|(_, c)| **c == cfg)
             .and_then(|(t, _)| t.gflops_median);
         (ctx.progress)(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
-        match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan(), ctx.faults) {
+        match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan(), ctx.faults).await {
             Ok(run) => {
                 last_run_s = Some((run.timing.time_per_iter_s.median, d.m * d.n * d.k));
                 let r = finish(res, run);
@@ -1106,8 +1109,12 @@ impl super::Probe for Matmul {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulF32]
     }
-    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()

@@ -59,17 +59,18 @@ impl Plan {
 
 /// Runs the plan. `run(iters)` performs `iters` iterations as one timed sample and returns
 /// the seconds it took.
-pub fn measure(
+pub async fn measure(
     plan: &Plan,
     method: &dyn Fn() -> crate::gpu::TimingMethod,
-    run: &mut dyn FnMut(u32) -> Result<f64>,
+    mut run: impl AsyncFnMut(u32) -> Result<f64>,
 ) -> Result<TimingInfo> {
-    // Every run first checks for Ctrl-C, so an interrupted bench stops within one sample.
-    let mut run = |iters: u32| -> Result<f64> {
+    // Every run first checks for Ctrl-C (or the page's Stop), so an interrupted bench stops
+    // within one sample.
+    let mut run = async |iters: u32| -> Result<f64> {
         if crate::interrupt::requested() {
             anyhow::bail!("interrupted");
         }
-        run(iters)
+        run(iters).await
     };
     let start = Instant::now();
     let mut warmup_runs = 0u32;
@@ -77,7 +78,7 @@ pub fn measure(
     // at the first dispatch), and clocks need time to rise.
     let mut last = 0.0;
     while warmup_runs < plan.min_warmup_runs || start.elapsed() < plan.warmup {
-        last = run(1)?;
+        last = run(1).await?;
         warmup_runs += 1;
         if let Some(limit) = plan.abandon_above_s
             && warmup_runs > 1
@@ -98,14 +99,14 @@ pub fn measure(
         let want = ((target * 1.2) / per_iter).ceil();
         let next = want.clamp(f64::from(iters) * 2.0, f64::from(iters) * 64.0);
         iters = (next as u32).min(plan.max_iters);
-        t = run(iters)?;
+        t = run(iters).await?;
         warmup_runs += 1;
     }
     let warmup_s = start.elapsed().as_secs_f64();
     let method_used = method();
     let mut per_iter = Vec::with_capacity(plan.samples);
     for _ in 0..plan.samples {
-        per_iter.push(run(iters)? / f64::from(iters));
+        per_iter.push(run(iters).await? / f64::from(iters));
     }
     let time_per_iter_s = Summary::of(&per_iter)
         .ok_or_else(|| anyhow::anyhow!("timing produced no finite samples"))?;

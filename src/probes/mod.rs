@@ -32,12 +32,20 @@ pub trait Probe: Sync {
     fn budget_share(&self) -> f64;
     /// The figures its results carry.
     fn figures(&self) -> &'static [FigureKey];
-    /// Runs the probe, emitting one validated result (or a failed one) per figure.
-    fn run(&self, ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult));
+    /// Runs the probe, emitting one validated result (or a failed one) per figure. Every GPU
+    /// wait inside is awaited: the native bench drives the future with `pollster`, the page
+    /// with the browser's event loop.
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> LocalBoxFuture<'a, ()>;
     /// Every WGSL kernel variant the probe can build, as it builds them (validated by naga
     /// in a unit test, without a device).
     fn kernels(&self) -> Vec<KernelSource>;
 }
+
+pub use crate::gpu::signal::LocalBoxFuture;
 
 /// A registered probe.
 pub type ProbeRef = &'static dyn Probe;
@@ -92,19 +100,21 @@ pub fn budget(probe: ProbeRef, total: Duration, left: &[ProbeRef]) -> Duration {
 /// One figure of a probe, the loop every probe shares: skipped when the probe must stop
 /// (time spent, device halted, Ctrl-C), else `measure`'s result, or a failed result that
 /// carries `measure`'s error.
-pub fn step(
+pub async fn step(
     ctx: &Ctx<'_>,
     emit: &mut dyn FnMut(ProbeResult),
     figure: FigureKey,
     what: &str,
-    measure: impl FnOnce() -> anyhow::Result<ProbeResult>,
+    measure: impl std::future::Future<Output = anyhow::Result<ProbeResult>>,
 ) {
+    // A future does nothing until polled: when the probe must stop, `measure` is dropped
+    // without running any of its work.
     if ctx.halted() {
         emit(ProbeResult::of(figure).with_status(Status::Skipped, ctx.halt_reason()));
         return;
     }
     (ctx.progress)(what);
-    match measure() {
+    match measure.await {
         Ok(r) => emit(r),
         Err(e) => emit(ProbeResult::of(figure).with_status(Status::Failed, format!("{e:#}"))),
     }
@@ -112,21 +122,24 @@ pub fn step(
 
 /// Times `iters` dispatches of `groups` workgroups of one pipeline per sample, under the
 /// probe's plan (the reduced one when a quick run is behind).
-pub fn time_dispatches(
+pub async fn time_dispatches(
     ctx: &Ctx<'_>,
     pipeline: &wgpu::ComputePipeline,
     bind: &wgpu::BindGroup,
     groups: (u32, u32),
 ) -> anyhow::Result<measure::TimingInfo> {
-    measure::measure(&ctx.plan(), &|| ctx.timer.method(), &mut |iters| {
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, bind, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
-            }
-        })
+    measure::measure(&ctx.plan(), &|| ctx.timer.method(), async |iters| {
+        ctx.timer
+            .time_pass(&mut |pass| {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, bind, &[]);
+                for _ in 0..iters {
+                    pass.dispatch_workgroups(groups.0, groups.1, 1);
+                }
+            })
+            .await
     })
+    .await
 }
 
 /// Everything a probe needs.

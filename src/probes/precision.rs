@@ -221,14 +221,14 @@ impl SelfTestInputs {
     }
 }
 
-pub fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
+pub async fn self_test(gpu: &Gpu, broken: Broken) -> Result<SelfTest> {
     let inputs = SelfTestInputs::new();
-    let out = run_self_test_kernel(gpu, broken, &inputs)?;
+    let out = run_self_test_kernel(gpu, broken, &inputs).await?;
     Ok(judge_self_test(&inputs, &out))
 }
 
 /// Self-test step 2: runs the self-test kernel once and reads its 14 result vec4s.
-fn run_self_test_kernel(
+async fn run_self_test_kernel(
     gpu: &Gpu,
     broken: Broken,
     inputs: &SelfTestInputs,
@@ -255,7 +255,7 @@ fn run_self_test_kernel(
         pass.dispatch_workgroups(1, 1, 1);
     }
     gpu.queue.submit([enc.finish()]);
-    let out: Vec<[f32; 4]> = gpu.read(&outp, 14)?;
+    let out: Vec<[f32; 4]> = gpu.read(&outp, 14).await?;
     if let Some(e) = gpu.take_error() {
         bail!("df64 self-test: {e}");
     }
@@ -359,7 +359,7 @@ pub struct OpsOut {
 }
 
 /// Runs the building blocks on the GPU for every pair (x, y) of double-floats.
-pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<OpsOut>> {
+pub async fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<OpsOut>> {
     assert_eq!(xs.len(), ys.len());
     let n4 = xs.len().div_ceil(4).max(1);
     let plane = |v: &[(f32, f32)], hi: bool| -> Vec<f32> {
@@ -395,7 +395,7 @@ pub fn run_ops(gpu: &Gpu, xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<Vec<Op
         pass.dispatch_workgroups((n4 as u32).div_ceil(64), 1, 1);
     }
     gpu.queue.submit([enc.finish()]);
-    let v: Vec<[f32; 4]> = gpu.read(&out, n4 * 8)?;
+    let v: Vec<[f32; 4]> = gpu.read(&out, n4 * 8).await?;
     if let Some(e) = gpu.take_error() {
         bail!("df64 ops kernel: {e}");
     }
@@ -490,7 +490,7 @@ const WG: u32 = 64;
 
 /// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
 /// against compensated f64 on the CPU.
-pub fn run_matmul(
+pub async fn run_matmul(
     gpu: &Gpu,
     timer: &crate::gpu::Timer<'_>,
     v: Variant,
@@ -502,16 +502,19 @@ pub fn run_matmul(
     let (a, b) = matmul_inputs(d, p, inputs);
     let (gx, gy) = grid(gpu, v.tm, d, p)?;
     let k = build_kernel(gpu, v, p, &a, &b)?;
-    let timing = measure::measure(plan, &|| timer.method(), &mut |iters| {
-        timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&k.pipe);
-            pass.set_bind_group(0, &k.bg, &[]);
-            for _ in 0..iters {
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-        })
-    })?;
-    let c = read_product(gpu, v.kind, &k.outs, p)?;
+    let timing = measure::measure(plan, &|| timer.method(), async |iters| {
+        timer
+            .time_pass(&mut |pass| {
+                pass.set_pipeline(&k.pipe);
+                pass.set_bind_group(0, &k.bg, &[]);
+                for _ in 0..iters {
+                    pass.dispatch_workgroups(gx, gy, 1);
+                }
+            })
+            .await
+    })
+    .await?;
+    let c = read_product(gpu, v.kind, &k.outs, p).await?;
     let (rel_error, rows_checked) = check_product(d, p, &c, &k.exact_inputs);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
     let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
@@ -749,16 +752,17 @@ fn typed_kernel(c: &KernelCommon<'_>, kind: Kind, a: &[f64], b: &[f64]) -> Resul
 }
 
 /// Matmul step 5: reads C back as f64 (padded to `p`).
-fn read_product(gpu: &Gpu, kind: Kind, outs: &[wgpu::Buffer], p: Dims) -> Result<Vec<f64>> {
+async fn read_product(gpu: &Gpu, kind: Kind, outs: &[wgpu::Buffer], p: Dims) -> Result<Vec<f64>> {
     Ok(match kind {
         Kind::Df64 => {
-            let hi: Vec<f32> = gpu.read(&outs[0], p.m * p.n)?;
-            let lo: Vec<f32> = gpu.read(&outs[1], p.m * p.n)?;
+            let hi: Vec<f32> = gpu.read(&outs[0], p.m * p.n).await?;
+            let lo: Vec<f32> = gpu.read(&outs[1], p.m * p.n).await?;
             hi.iter().zip(&lo).map(|(h, l)| from_df(*h, *l)).collect()
         }
-        Kind::F64 => gpu.read(&outs[0], p.m * p.n)?,
+        Kind::F64 => gpu.read(&outs[0], p.m * p.n).await?,
         Kind::F16 => gpu
-            .read::<f32>(&outs[0], p.m * p.n)?
+            .read::<f32>(&outs[0], p.m * p.n)
+            .await?
             .into_iter()
             .map(f64::from)
             .collect(),
@@ -806,7 +810,7 @@ fn result_for(kind: Kind, d: Dims) -> ProbeResult {
 
 /// Measures one size: tunes the rows per invocation briefly, measures the best on random
 /// inputs, then checks accuracy on adversarial inputs too.
-fn measure_size(
+async fn measure_size(
     ctx: &Ctx<'_>,
     kind: Kind,
     use_fma: bool,
@@ -836,7 +840,7 @@ fn measure_size(
         if best.is_some() && ctx.shrink() {
             break;
         }
-        match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune) {
+        match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune).await {
             Ok(r) => {
                 let valid = r.rel_error <= tol;
                 res.autotune.push(serde_json::json!({
@@ -862,7 +866,8 @@ fn measure_size(
         d,
         Inputs::Random,
         &ctx.plan(),
-    );
+    )
+    .await;
     // Adversarial exponents (2^-24..2^24) are outside f16's range: f16 gets random inputs twice.
     let adv_inputs = if kind == Kind::F16 {
         Inputs::Random
@@ -876,7 +881,8 @@ fn measure_size(
         d,
         adv_inputs,
         &tune,
-    );
+    )
+    .await;
     match (main, adv) {
         (Ok(m), Ok(a)) => {
             let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
@@ -912,13 +918,13 @@ fn measure_size(
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
         let v: &[usize] = if ctx.quick { &[256] } else { &[256, 512, 1024] };
         v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
     });
     (ctx.progress)("df64 self-test");
-    let st = self_test(ctx.gpu, Broken::default());
+    let st = self_test(ctx.gpu, Broken::default()).await;
     for &d in &sizes {
         if ctx.halted() {
             emit(result_for(Kind::Df64, d).with_status(Status::Skipped, ctx.halt_reason()));
@@ -939,7 +945,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
                     ),
                 ))
             }
-            Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s))),
+            Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s)).await),
         }
     }
     for (kind, feature, fname) in [
@@ -959,7 +965,7 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
                 continue;
             }
             (ctx.progress)(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));
-            emit(measure_size(ctx, kind, false, d, None));
+            emit(measure_size(ctx, kind, false, d, None).await);
         }
     }
 }
@@ -1048,8 +1054,12 @@ impl super::Probe for Double {
             FigureKey::DoubleBest,
         ]
     }
-    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()

@@ -235,7 +235,7 @@ fn groups_of(count: u64, block: u64) -> u32 {
 
 /// Runs one kernel configuration on `arrays`. No kernel writes an array it reads, so trials
 /// can share one set of arrays: each poisons its output first.
-fn run_kernel(
+async fn run_kernel(
     ctx: &Ctx<'_>,
     kernel: Kernel,
     arrays: &Arrays,
@@ -257,17 +257,20 @@ fn run_kernel(
     poison_output(gpu, kernel, arrays, partials.as_ref());
     let (pipeline, layout) = build_pipeline(gpu, kernel, (wg, per_thread))?;
     let windows_v = bind_windows(gpu, &layout, arrays, &wins, partials.as_ref(), block)?;
-    let timing: TimingInfo = measure::measure(plan, &|| ctx.timer.method(), &mut |iters| {
-        ctx.timer.time_pass(&mut |pass| {
-            pass.set_pipeline(&pipeline);
-            for _ in 0..iters {
-                for w in &windows_v {
-                    pass.set_bind_group(0, &w.bind, &[]);
-                    pass.dispatch_workgroups(w.groups.0, w.groups.1, 1);
+    let timing: TimingInfo = measure::measure(plan, &|| ctx.timer.method(), async |iters| {
+        ctx.timer
+            .time_pass(&mut |pass| {
+                pass.set_pipeline(&pipeline);
+                for _ in 0..iters {
+                    for w in &windows_v {
+                        pass.set_bind_group(0, &w.bind, &[]);
+                        pass.dispatch_workgroups(w.groups.0, w.groups.1, 1);
+                    }
                 }
-            }
-        })
-    })?;
+            })
+            .await
+    })
+    .await?;
     res = res.param("bind_windows", windows_v.len());
     res.kernel = Some(serde_json::json!({
         "workgroup_size": wg,
@@ -279,9 +282,9 @@ fn run_kernel(
     let (err, detail) = match kernel {
         Kernel::Dot => {
             let p = partials.as_ref().expect("dot has partials");
-            validate_dot(gpu, arrays, &windows_v, p, block)?
+            validate_dot(gpu, arrays, &windows_v, p, block).await?
         }
-        _ => validate_elementwise(gpu, kernel, arrays)?,
+        _ => validate_elementwise(gpu, kernel, arrays).await?,
     };
     Ok(finish(res, kernel, timing, (err, detail), bytes))
 }
@@ -443,7 +446,7 @@ fn bind_windows(
 
 /// Validation step (dot): the sum of the partial sums against the CPU's f64 dot product,
 /// relative to the sum of |a*b|.
-fn validate_dot(
+async fn validate_dot(
     gpu: &Gpu,
     arrays: &Arrays,
     windows_v: &[Window],
@@ -454,7 +457,9 @@ fn validate_dot(
     let mut sum = 0.0f64;
     for (wi, w) in windows_v.iter().enumerate() {
         let groups = groups_of(w.count, block) as usize;
-        let bytes = gpu.read_bytes(&p.buf, p.stride * wi as u64, (groups * 16) as u64)?;
+        let bytes = gpu
+            .read_bytes(&p.buf, p.stride * wi as u64, (groups * 16) as u64)
+            .await?;
         let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
         sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
     }
@@ -482,7 +487,7 @@ fn validate_dot(
 
 /// Validation step (copy, scale, add, triad): the largest element-wise relative error of
 /// the output array against the CPU.
-fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Result<(f64, String)> {
+async fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Result<(f64, String)> {
     let Arrays {
         ha,
         hb,
@@ -504,7 +509,7 @@ fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Result<(f
                 .collect(),
         ),
     };
-    let got: Vec<f32> = gpu.read(out, n)?;
+    let got: Vec<f32> = gpu.read(out, n).await?;
     let e = max_rel_error(&got, &want);
     Ok((
         e,
@@ -544,7 +549,7 @@ fn finish(
     res.validated(validation, value, Validation::tolerance_exceeded)
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let (bytes, why) = match ctx.array_bytes {
         Some(b) => (b, "given with --array-mib".to_string()),
         None => array_bytes(ctx.gpu, ctx.host, ctx.quick),
@@ -579,23 +584,25 @@ pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let chosen = std::cell::Cell::new(None);
     for k in Kernel::ALL {
         let what = format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20);
-        super::step(ctx, emit, k.figure(), &what, || {
+        super::step(ctx, emit, k.figure(), &what, async {
             let configs: &[(u32, u32)] = match chosen.get() {
                 Some(c) if ctx.shrink() => &[c],
                 _ if ctx.shrink() => &CONFIGS[..1],
                 _ => &CONFIGS,
             };
-            let (r, cfg) = tune_and_measure(ctx, k, elems, bytes, &why, (configs, &tune_plan))?;
+            let (r, cfg) =
+                tune_and_measure(ctx, k, elems, bytes, &why, (configs, &tune_plan)).await?;
             chosen.set(chosen.get().or(cfg));
             Ok(r)
-        });
+        })
+        .await;
     }
 }
 
 /// One kernel: short trials of each configuration on shared arrays (none when there is only
 /// one), then the chosen one measured in full on fresh data. Gives the result and the
 /// configuration measured.
-fn tune_and_measure(
+async fn tune_and_measure(
     ctx: &Ctx<'_>,
     k: Kernel,
     elems: u64,
@@ -605,7 +612,7 @@ fn tune_and_measure(
 ) -> Result<(ProbeResult, Option<(u32, u32)>)> {
     let (chosen, trials) = match configs {
         [only] => (Some(*only), Vec::new()),
-        _ => tune(ctx, k, elems, why, configs, tune_plan)?,
+        _ => tune(ctx, k, elems, why, configs, tune_plan).await?,
     };
     let Some(cfg) = chosen else {
         let mut r = ProbeResult::of(k.figure());
@@ -619,7 +626,7 @@ fn tune_and_measure(
     ));
     // Fresh data for the measured run.
     let arrays = Arrays::new(ctx.gpu, elems)?;
-    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan())?;
+    let mut r = run_kernel(ctx, k, &arrays, why, cfg, &ctx.plan()).await?;
     r.autotune = trials;
     Ok((r, Some(cfg)))
 }
@@ -629,7 +636,7 @@ type Config = (u32, u32);
 
 /// Short trials of each configuration on one set of arrays: the fastest valid one, and
 /// every trial as recorded in the results file.
-fn tune(
+async fn tune(
     ctx: &Ctx<'_>,
     k: Kernel,
     elems: u64,
@@ -641,7 +648,7 @@ fn tune(
     let mut best: Option<(f64, (u32, u32))> = None;
     let arrays = Arrays::new(ctx.gpu, elems)?;
     for &cfg in configs {
-        let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan);
+        let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan).await;
         let (gbps, valid, note) = match &r {
             Ok(r) => (
                 r.value.as_ref().map(|v| v.median),
@@ -687,8 +694,12 @@ impl super::Probe for Stream {
             FigureKey::StreamDot,
         ]
     }
-    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
     fn kernels(&self) -> Vec<KernelSource> {
         let mut out = Vec::new();

@@ -43,23 +43,24 @@ fn finish(
     })
 }
 
-fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
+async fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let res = ProbeResult::of(FigureKey::TransferToDevice)
         .param("bytes", bytes)
         .param("path", "Queue::write_buffer + submit + wait");
     let data = Rng::fresh().fill_f32((bytes / 4) as usize);
     let buf = gpu.storage_buffer("h2d", bytes)?;
-    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, async |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             gpu.queue.write_buffer(&buf, 0, bytemuck::cast_slice(&data));
             gpu.queue.submit([]);
-            gpu.wait()?;
+            gpu.wait().await?;
         }
         Ok(t0.elapsed().as_secs_f64())
-    })?;
-    let back: Vec<f32> = gpu.read(&buf, data.len())?;
+    })
+    .await?;
+    let back: Vec<f32> = gpu.read(&buf, data.len()).await?;
     let ok = back
         .iter()
         .zip(&data)
@@ -73,7 +74,7 @@ fn host_to_device(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     ))
 }
 
-fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
+async fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     let gpu = ctx.gpu;
     let res = ProbeResult::of(FigureKey::TransferToHost)
         .param("bytes", bytes)
@@ -87,16 +88,17 @@ fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
         mapped_at_creation: false,
     })?;
     let mut last = Vec::new();
-    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, &mut |iters| {
+    let timing = measure::measure(&ctx.plan(), &|| TimingMethod::WallClock, async |iters| {
         let t0 = Instant::now();
         for _ in 0..iters {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             enc.copy_buffer_to_buffer(&src, 0, &staging, 0, bytes);
             gpu.queue.submit([enc.finish()]);
-            last = map_read(gpu, &staging, bytes)?;
+            last = map_read(gpu, &staging, bytes).await?;
         }
         Ok(t0.elapsed().as_secs_f64())
-    })?;
+    })
+    .await?;
     let ok = last.len() as u64 == bytes && last == bytemuck::cast_slice::<f32, u8>(&data);
     Ok(finish(
         res,
@@ -107,13 +109,13 @@ fn device_to_host(ctx: &Ctx<'_>, bytes: u64) -> Result<ProbeResult> {
     ))
 }
 
-pub fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let bytes = transfer_bytes(ctx);
     let what = |f: FigureKey| format!("{} ({} MiB)", f.info().label, bytes >> 20);
     let f = FigureKey::TransferToDevice;
-    super::step(ctx, emit, f, &what(f), || host_to_device(ctx, bytes));
+    super::step(ctx, emit, f, &what(f), host_to_device(ctx, bytes)).await;
     let f = FigureKey::TransferToHost;
-    super::step(ctx, emit, f, &what(f), || device_to_host(ctx, bytes));
+    super::step(ctx, emit, f, &what(f), device_to_host(ctx, bytes)).await;
 }
 
 /// The transfer probe, as registered in `probes::REGISTRY`.
@@ -132,8 +134,12 @@ impl super::Probe for Transfer {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
     }
-    fn run(&self, ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run(ctx, emit)
+    fn run<'a>(
+        &'a self,
+        ctx: &'a super::Ctx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(run(ctx, emit))
     }
     fn kernels(&self) -> Vec<KernelSource> {
         Vec::new()

@@ -28,8 +28,11 @@ pub fn gpu() -> Option<Gpu> {
         Ok(ix) => {
             let i = ix[0];
             Some(
-                Gpu::open(list.adapters[i].clone(), list.summaries[i].clone())
-                    .expect("open device"),
+                pollster::block_on(Gpu::open(
+                    list.adapters[i].clone(),
+                    list.summaries[i].clone(),
+                ))
+                .expect("open device"),
             )
         }
         Err(e) => {
@@ -79,7 +82,7 @@ pub fn run_probe(
     };
     let mut out = Vec::new();
     let probe = probes::find(probe).expect("a registered probe");
-    probe.run(&ctx, &mut |r| out.push(r));
+    pollster::block_on(probe.run(&ctx, &mut |r| out.push(r)));
     out
 }
 
@@ -87,5 +90,10 @@ pub fn run_probe(
 pub fn with_limits(gpu: &Gpu, lower: impl FnOnce(&mut wgpu::Limits)) -> Gpu {
     let mut limits = gpu.limits.clone();
     lower(&mut limits);
-    Gpu::open_with_limits(gpu.adapter.clone(), gpu.info.clone(), limits).expect("reopen")
+    pollster::block_on(Gpu::open_with_limits(
+        gpu.adapter.clone(),
+        gpu.info.clone(),
+        limits,
+    ))
+    .expect("reopen")
 }
