@@ -12,6 +12,7 @@ use crate::reference::Dims;
 use crate::report::fmt::{term, term_text};
 use crate::results::{Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status};
 use crate::runs;
+use crate::suite;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -508,19 +509,10 @@ impl<'a> AdapterRun<'a> {
             reduced: Default::default(),
         };
         let mut save_err = None;
-        let mut emit = |mut r: ProbeResult| {
-            // What was cut short by Ctrl-C is not a finding: keep only what finished.
-            if interrupt::requested() && r.status != Status::Ok {
-                return;
-            }
-            annotate(&mut r, &timer, gpu.info.software);
-            if ctx.reduced.take() && r.status == Status::Ok {
-                r = r.param("reduced_plan", true);
-                r.warnings.push(REDUCED_NOTE.into());
-            }
-            results.probes.push(r);
-            results.updated = now_rfc3339();
-            if let Err(e) = results.save(path) {
+        let mut emit = |r: ProbeResult| {
+            if suite::record(results, r, &timer, ctx.reduced.take())
+                && let Err(e) = results.save(path)
+            {
                 save_err.get_or_insert(e);
             }
         };
@@ -661,13 +653,7 @@ impl<'a> AdapterRun<'a> {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
-        let interrupted = interrupt::requested();
-        if !interrupted && let Some(s) = probes::precision::summary(&self.results.probes) {
-            self.results.probes.push(s);
-        }
-        self.results.interrupted = interrupted;
-        self.results.complete = !interrupted;
-        self.results.updated = now_rfc3339();
+        suite::finish(&mut self.results);
         self.results.save(&self.path)?;
         if self.dead.is_some() && matches!(self.gpu.halted(), Some(Halt::Wedged(_))) {
             // Dropping a device with work still queued waits for that work without bound;
@@ -680,36 +666,6 @@ impl<'a> AdapterRun<'a> {
         })
     }
 }
-
-/// How the timer ended up timing, recorded beside the timing (a surprise on a hardware
-/// adapter is also a warning); a wide spread of samples is a warning.
-fn annotate(r: &mut ProbeResult, timer: &Timer<'_>, software: bool) {
-    if let Some(reason) = timer.fallback_reason() {
-        if let Some(t) = r.timing.as_mut()
-            && t.note.is_none()
-        {
-            t.note = Some(reason.to_string());
-        }
-        if !software && !r.warnings.iter().any(|w| w == reason) {
-            r.warnings.push(reason.to_string());
-        }
-    }
-    if let Some(v) = &r.value
-        && v.n > 1
-        && v.rel_spread() > crate::stats::WIDE_SPREAD
-    {
-        r.warnings.push(format!(
-            "wide spread: {:.3}..{:.3} {} ({:.0}% of the median); rerun on an idle machine",
-            v.min,
-            v.max,
-            r.unit,
-            100.0 * v.rel_spread()
-        ));
-    }
-}
-
-/// What a figure measured by a quick run behind its budget says about itself.
-const REDUCED_NOTE: &str = "quick run behind its time budget: measured with the reduced plan (1 warm-up run, 5 samples) and no further autotuning";
 
 /// Device memory a probe may leave allocated without a warning (allocator block rounding).
 const MEMORY_SLACK: u64 = 1 << 20;

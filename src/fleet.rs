@@ -80,7 +80,7 @@ pub fn gpu_mismatch(catalog: &Catalog, r: &ResultsFile) -> Option<String> {
     if r.adapter.software {
         return None;
     }
-    let gpu = catalog.match_adapter(&r.adapter.name)?;
+    let gpu = catalog.match_adapter(r.catalog_name())?;
     let listed: Vec<&str> = catalog
         .instances
         .iter()

@@ -49,6 +49,16 @@ pub fn quiet_broken_pipe() {
     }
 }
 
+/// Asks the run to stop after the current measurement (the page's Stop button).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Forgets an earlier request, before a new run in the same process (the page).
+pub fn clear() {
+    REQUESTED.store(false, Ordering::SeqCst);
+}
+
 /// True once the user asked the run to stop.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)

@@ -35,3 +35,6 @@ pub mod results;
 pub mod runs;
 pub mod scenario;
 pub mod stats;
+pub mod suite;
+#[cfg(target_arch = "wasm32")]
+pub mod web;

@@ -238,7 +238,9 @@ fn measured_figures(
     let mut by_place = ByPlace::new();
     let mut machines = Vec::new();
     for (name, r) in results {
-        let gpu = catalog.match_adapter(&r.adapter.name).map(|g| g.id.clone());
+        let gpu = catalog
+            .match_adapter(r.catalog_name())
+            .map(|g| g.id.clone());
         if let (Some(g), false) = (&gpu, r.adapter.software) {
             let units: std::collections::BTreeSet<Figure> =
                 figures.iter().flat_map(|f| f.chain()).collect();

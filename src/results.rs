@@ -295,6 +295,33 @@ pub struct ResultsFile {
     /// The catalog instance the run was made on (`bench --instance`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<InstanceRef>,
+    /// Set when the run was made by the web page: what the browser said about itself and
+    /// its GPU, and which GPU the user said it is (browsers hide the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserInfo>,
+}
+
+/// The browser a web-page run was made in, and what it exposed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserInfo {
+    pub user_agent: String,
+    /// The catalog GPU the user picked, as the user's statement (not detected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_gpu: Option<String>,
+    /// What `GPUAdapter.info` gave (vendor, architecture, description), often empty.
+    #[serde(default)]
+    pub adapter_description: String,
+    /// WGSL language features the browser offers (e.g. packed_4x8_integer_dot_product).
+    #[serde(default)]
+    pub wgsl_features: Vec<String>,
+    /// Whether the page was cross-origin isolated (`performance.now()` is then 5 us, else
+    /// 100 us).
+    #[serde(default)]
+    pub cross_origin_isolated: bool,
+    /// What the browser build cannot measure, said once for the whole file.
+    #[serde(default)]
+    pub limits: Vec<String>,
 }
 
 /// Something that happened to the device or the run, recorded beside the figures.
@@ -332,6 +359,16 @@ pub struct MemoryCheck {
 }
 
 impl ResultsFile {
+    /// The name to look up in the catalog: the GPU the user stated in the browser (which
+    /// hides the model), else the adapter's own name.
+    pub fn catalog_name(&self) -> &str {
+        self.browser
+            .as_ref()
+            .and_then(|b| b.stated_gpu.as_deref())
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or(&self.adapter.name)
+    }
+
     /// A new, still incomplete results file of this tool version, created now.
     pub fn new(host: HostInfo, adapter: AdapterSummary, options: RunOptions) -> ResultsFile {
         ResultsFile {
@@ -349,6 +386,7 @@ impl ResultsFile {
             concurrent_runs: Vec::new(),
             memory: Vec::new(),
             instance: None,
+            browser: None,
         }
     }
 

@@ -25,6 +25,9 @@ const TOLERANCE: f64 = 1e-4;
 
 /// Why this adapter cannot run the kernel, if it cannot.
 fn unsupported(gpu: &Gpu) -> Option<String> {
+    if gpu.info.backend == "webgpu" {
+        return Some("WebGPU has no cooperative matrices".into());
+    }
     if !gpu.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
         return Some(
             "the adapter offers no cooperative matrices (wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX; \

@@ -957,6 +957,9 @@ pub fn parse_size(s: &str) -> Result<Dims, String> {
 }
 
 /// The probe: autotune and measure at each size, one result per size.
+/// What the browser's candidate list lacks, said on its results.
+const WEB_CANDIDATES_NOTE: &str = "subgroup kernel not offered: wgpu's WebGPU backend does not pass subgroups through yet (gfx-rs/wgpu#10146)";
+
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let gpu = ctx.gpu;
     let mut cache = PipelineCache::default();
@@ -1052,7 +1055,10 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         match run_config(gpu, ctx.timer, &mut cache, &cfg, d, &ctx.plan(), ctx.faults).await {
             Ok(run) => {
                 last_run_s = Some((run.timing.time_per_iter_s.median, d.m * d.n * d.k));
-                let r = finish(res, run);
+                let mut r = finish(res, run);
+                if gpu.info.backend == "webgpu" {
+                    r = r.param("candidates_note", WEB_CANDIDATES_NOTE);
+                }
                 emit(match trial_median {
                     Some(t) => r.param("tuning_trial_median", t),
                     None => r,

@@ -954,10 +954,12 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     ] {
         for &d in &sizes {
             if !ctx.gpu.has(feature) {
-                emit(
-                    result_for(kind, d)
-                        .with_status(Status::Unsupported, format!("the adapter has no {fname}")),
-                );
+                let why = if ctx.gpu.info.backend == "webgpu" && kind == Kind::F64 {
+                    "WebGPU has no f64 (no SHADER_F64); df64 is the double figure here".into()
+                } else {
+                    format!("the adapter has no {fname}")
+                };
+                emit(result_for(kind, d).with_status(Status::Unsupported, why));
                 continue;
             }
             if ctx.halted() {

@@ -15,7 +15,9 @@ fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
     2.0 * m * n * k / (in_bytes * (m * k + k * n) + out_bytes * m * n)
 }
 
-fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
+/// The roofline of one results file: measured ceilings, and the datasheet ceilings of its
+/// catalog GPU (the one the user stated, for a browser run).
+pub fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
     let mut ceilings = Vec::new();
     for (figure, label) in [
         (FigureKey::MatmulF32, "FP32 matmul"),
@@ -36,7 +38,7 @@ fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
     if let Some(bw) = r.best(FigureKey::StreamTriad) {
         bandwidths.push(("STREAM triad (measured)".to_string(), bw, false));
     }
-    if let Some(gpu) = catalog.match_adapter(&r.adapter.name) {
+    if let Some(gpu) = catalog.match_adapter(r.catalog_name()) {
         // Per adapter: a package of several adapters (MI250X) splits its peaks.
         let per = f64::from(gpu.adapters());
         for f in [
@@ -104,9 +106,32 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
         esc(&r.tool.git_commit),
         esc(name)
     );
+    if let Some(b) = &r.browser {
+        let _ = write!(
+            s,
+            "<p>Measured in a browser through WebGPU ({}); GPU {}.</p>",
+            esc(&b.user_agent),
+            match &b.stated_gpu {
+                Some(g) => format!("stated by the user: {}", esc(g)),
+                None => "not stated (browsers hide the model)".into(),
+            }
+        );
+    }
     for c in r.caveats() {
         let _ = write!(s, "<p class=\"warn\">{}</p>", esc(&c));
     }
+    s.push_str(&probes_table(r));
+    let _ = write!(
+        s,
+        "<figure>{}<figcaption>Measured ceilings solid, datasheet ceilings dashed; points are the matmul sizes at their arithmetic intensity (A and B read once, C written once).</figcaption></figure></section>",
+        roofline(r, catalog)
+    );
+}
+
+/// Every probe result of one file as an HTML table: status, median, min, max, samples,
+/// timing method and validation error (failed rows marked).
+pub fn probes_table(r: &ResultsFile) -> String {
+    let mut s = String::new();
     s.push_str("<table class=\"probes\"><tr><th>probe</th><th>status</th><th>median</th><th>min</th><th>max</th><th>unit</th><th>n</th><th>timing</th><th>validation error</th></tr>");
     for p in &r.probes {
         let [med, min, max, n, val] = super::probe_cells(p);
@@ -130,11 +155,7 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
         );
     }
     s.push_str("</table>");
-    let _ = write!(
-        s,
-        "<figure>{}<figcaption>Measured ceilings solid, datasheet ceilings dashed; points are the matmul sizes at their arithmetic intensity (A and B read once, C written once).</figcaption></figure></section>",
-        roofline(r, catalog)
-    );
+    s
 }
 
 fn scenario_html(s: &mut String, rep: &RankReport) {

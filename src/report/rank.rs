@@ -143,32 +143,38 @@ pub fn table(r: &RankReport, list_excluded: bool) -> String {
 fn machines_text(r: &RankReport) -> String {
     let mut out = String::new();
     for m in &r.machines {
-        let place = match (m.hours_per_job, m.instances_faster) {
-            (Some(h), Some(faster)) => {
-                format!(
-                    "{} per job; {faster} of {} ranked instances are faster than this machine",
-                    hours(h),
-                    r.ranked_total
-                )
-            }
-            _ => "a figure this scenario needs was not measured".into(),
-        };
-        let cat = match &m.catalog_gpu {
-            Some(g) => format!("catalog GPU {g}"),
-            None => "not in catalog".into(),
-        };
-        out.push_str(&format!(
-            "Measured machine: {}{} ({cat}, {}): {place}\n",
-            m.adapter,
-            if m.software {
-                " [software adapter]"
-            } else {
-                ""
-            },
-            m.file
-        ));
+        out.push_str(&format!("Measured machine: {}\n", machine_line(r, m)));
     }
     out
+}
+
+/// One measured machine's place: adapter, catalog match, file, and its time per job with
+/// how many ranked instances are faster.
+pub fn machine_line(r: &RankReport, m: &crate::rank::Machine) -> String {
+    let place = match (m.hours_per_job, m.instances_faster) {
+        (Some(h), Some(faster)) => {
+            format!(
+                "{} per job; {faster} of {} ranked instances are faster than this machine",
+                hours(h),
+                r.ranked_total
+            )
+        }
+        _ => "a figure this scenario needs was not measured".into(),
+    };
+    let cat = match &m.catalog_gpu {
+        Some(g) => format!("catalog GPU {g}"),
+        None => "not in catalog".into(),
+    };
+    format!(
+        "{}{} ({cat}, {}): {place}",
+        m.adapter,
+        if m.software {
+            " [software adapter]"
+        } else {
+            ""
+        },
+        m.file
+    )
 }
 
 /// The ranking as Markdown: heading lines, one table row per instance, the machines.

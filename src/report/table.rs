@@ -135,6 +135,19 @@ pub fn heading(r: &ResultsFile) -> String {
             "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures (timed with the wall clock).",
         );
     }
+    if let Some(b) = &r.browser {
+        s.push_str(&format!(
+            "\nBROWSER RUN (WebGPU): {}; GPU {}",
+            b.user_agent,
+            match &b.stated_gpu {
+                Some(g) => format!("stated by the user: {g}"),
+                None => "not stated (browsers hide the model)".into(),
+            }
+        ));
+        for l in &b.limits {
+            s.push_str(&format!("\n  cannot measure here: {l}"));
+        }
+    }
     s
 }
 
