@@ -345,10 +345,21 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
             .filter(|r| !r.starts_with("200"))
             .cloned()
             .collect();
+        // The page's words: {"error": ..., "last": snapshot or null}.
+        let said = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| {
+                let error = v["error"].as_str()?.to_string();
+                let last = v["last"]["probes"].as_array().map_or(0, Vec::len);
+                Some(format!("{error} (last snapshot: {last} results)"))
+            })
+            .unwrap_or_else(|| format!("{text:.500}"));
         panic!(
-            "the page did not finish the suite ({final_state}) after {:.0} s; \
-             requests not served: {not_found:?}; #gpuvalue-results: {text:.2000}",
-            t_done.as_secs_f64()
+            "the page did not finish the suite ({final_state}) after {:.0} s: {said}\n\
+             requests not served: {not_found:?}; the page's JSON: {}; screenshot: {}",
+            t_done.as_secs_f64(),
+            art.join("failure.json").display(),
+            shot_path.display()
         );
     }
 

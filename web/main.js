@@ -10,6 +10,11 @@
 // Query parameters: ?suite=ci selects the CI suite (tiny sizes); autostart=1 runs at load.
 
 const STORAGE_KEY = 'gpuvalue.stated_gpu';
+// What the page calls in gpuvalue.js (src/web/mod.rs).
+const EXPORTS = [
+  'adapter_info', 'catalog_gpus', 'run_suite', 'results_table', 'roofline_svg', 'standing',
+  'request_stop',
+];
 const $ = (id) => document.getElementById(id);
 
 const params = new URLSearchParams(location.search);
@@ -352,6 +357,8 @@ async function start() {
   try {
     wasm = await import('./gpuvalue.js');
     await wasm.default();
+    const missing = EXPORTS.filter((name) => typeof wasm[name] !== 'function');
+    if (missing.length > 0) throw new Error(`gpuvalue.js lacks the exports ${missing.join(', ')}`);
   } catch (e) {
     wasm = null;
     $('adapter-status').textContent = 'The page could not load its WebAssembly module.';
