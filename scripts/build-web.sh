@@ -3,8 +3,9 @@
 # (wasm32-unknown-unknown, [profile.web]: size-optimised release), its JavaScript glue from
 # the wasm-bindgen CLI of exactly the version Cargo.lock resolves (installed with
 # `cargo install` into target/tools; not wasm-pack), `wasm-opt -Oz` when binaryen is installed,
-# and the page from web/. Serve it with, for example:
-#   python3 -m http.server --bind 127.0.0.1 8000 -d OUTDIR
+# and the page from web/. For example:
+#   scripts/build-web.sh target/web-page
+#   python3 -m http.server --bind 127.0.0.1 8000 -d target/web-page
 #
 # Exit status: 0 built; 3 a prerequisite could not be had (the wasm32 target through rustup,
 # the wasm-bindgen CLI through crates.io), so callers may skip where offline; anything else is
@@ -23,6 +24,13 @@ TOOLS="$TARGET_DIR/tools"
 WASM_BINDGEN="$TOOLS/bin/wasm-bindgen"
 # The wasm after wasm-bindgen (and wasm-opt) may not exceed this.
 LIMIT_BYTES=3000000
+
+# target/web is cargo's own directory for the web profile (host build scripts, deps): the page
+# would be served beside them.
+if [ "$(realpath -m "$OUT")" = "$(realpath -m "$TARGET_DIR/web")" ]; then
+  echo "build-web: $OUT is cargo's directory for the web profile; use another, e.g. $TARGET_DIR/web-page" >&2
+  exit 2
+fi
 
 unavailable() {
   echo "build-web: $*" >&2

@@ -5,7 +5,7 @@
 //! standing, and that a screenshot is not blank.
 //!
 //! The page comes from `GPUVALUE_WEB_DIR` when set, else the test builds it with
-//! `scripts/build-web.sh target/web` (wasm32 target, wasm-bindgen CLI, a few minutes the first
+//! `scripts/build-web.sh target/web-page` (wasm32 target, wasm-bindgen CLI, a few minutes the first
 //! time). Without chromium or chromedriver, or where the build's prerequisites cannot be
 //! fetched, the test is skipped, except with CI=true, where it fails.
 //! Artefacts: target/browser-test/{results.json,screenshot.png}.
@@ -84,14 +84,15 @@ fn tail(bytes: &[u8], lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// The directory holding the built page: GPUVALUE_WEB_DIR, or a fresh build into target/web.
+/// The directory holding the built page: GPUVALUE_WEB_DIR, or a fresh build into
+/// target/web-page (not target/web: that is cargo's directory for the web profile).
 fn page_dir(root: &Path, target: &Path) -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("GPUVALUE_WEB_DIR") {
         let d = PathBuf::from(d);
         eprintln!("page: {} (GPUVALUE_WEB_DIR)", d.display());
         return Some(d);
     }
-    let out = target.join("web");
+    let out = target.join("web-page");
     let t0 = Instant::now();
     let o = Command::new("bash")
         .arg("scripts/build-web.sh")
