@@ -334,7 +334,15 @@ async function run() {
   const bar = $('progress-bar');
   bar.max = 1;
   bar.value = 1;
-  $('progress-label').textContent = `Done in ${secs} s.`;
+  let interrupted = false;
+  try {
+    interrupted = JSON.parse(final).interrupted === true;
+  } catch {
+    // The views above said what they could not read.
+  }
+  $('progress-label').textContent = interrupted
+    ? `Stopped after ${secs} s: the results so far are below (the file says interrupted).`
+    : `Done in ${secs} s.`;
   $('run').disabled = false;
   $('stop').disabled = true;
   setState('done', final);
