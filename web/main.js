@@ -111,21 +111,11 @@ function addFact(dl, term, value) {
   dl.append(dt, dd);
 }
 
-// What the browser (or wgpu's web backend) does not give the probes, in words.
+// What the browser (or wgpu's web backend) does not give the probes, in words: the wasm
+// side's list (`lacks`, also recorded in the results file), plus what only the page knows.
 function lacks(info) {
-  const features = new Set((info.features ?? []).map(norm));
   const wgsl = new Set((info.wgsl_features ?? []).map(norm));
-  const out = [
-    'No f64: WebGPU has no SHADER_F64, so df64 (double-float emulation) is the double figure here.',
-    'No subgroups: wgpu\'s WebGPU backend does not pass them through yet (gfx-rs/wgpu#10146), so the subgroup FP32 kernel is not a candidate.',
-    'No cooperative matrices in WebGPU: the matrix-engine figure is not measured.',
-  ];
-  if (!features.has('shaderf16')) {
-    out.push('No shader-f16: the f16 figure is unsupported in this browser.');
-  }
-  if (!features.has('timestampquery')) {
-    out.push('No timestamp-query: kernels are timed with the wall clock (performance.now()).');
-  }
+  const out = [...(info.lacks ?? [])];
   if (!wgsl.has('packed4x8integerdotproduct')) {
     out.push('No packed_4x8_integer_dot_product in WGSL: the int8 figure is unsupported.');
   }
@@ -230,7 +220,7 @@ function showStanding(json) {
     if (s.place != null && s.of != null) {
       const p = document.createElement('p');
       p.className = 'place';
-      p.textContent = `${s.place} of ${s.of}`;
+      p.textContent = `place ${s.place} of ${s.of} (the ranked instances and this machine)`;
       li.append(p);
     }
     if (s.line) {

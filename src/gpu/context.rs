@@ -65,6 +65,9 @@ pub struct Gpu {
     /// The limits the device was created with (the adapter's own).
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
+    /// WGSL language features the shader compiler takes: all of them natively (naga), what
+    /// the browser lists on the web (the page sets it).
+    pub wgsl: wgpu::WgslLanguageFeatures,
     /// Set when wgpu reports an uncaptured error (validation, out of memory): the probe that
     /// was running is then marked failed rather than trusted.
     error_flag: Arc<AtomicBool>,
@@ -221,6 +224,7 @@ impl Gpu {
             info,
             limits,
             features,
+            wgsl: wgpu::WgslLanguageFeatures::all(),
             error_flag,
             last_error,
             lost,

@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 use crate::gpu::context::{KernelSpec, RuntimeChecks};
 use crate::gpu::wgsl::{KernelSource, WgslSource};
 use crate::reference::{Dims, Rng, rows_to_check};
-use crate::results::{ProbeResult, Validation};
+use crate::results::{ProbeResult, Status, Validation};
 use anyhow::{Result, bail};
 
 const INT8_WGSL: &str = include_str!("../../shaders/matmul_int8.wgsl");
@@ -172,6 +172,19 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
     });
     for d in sizes {
+        if !ctx
+            .gpu
+            .wgsl
+            .contains(wgpu::WgslLanguageFeatures::Packed4x8IntegerDotProduct)
+        {
+            emit(
+                ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k).with_status(
+                    Status::Unsupported,
+                    "the browser's WGSL lacks packed_4x8_integer_dot_product (dot4I8Packed)",
+                ),
+            );
+            continue;
+        }
         let what = format!("matmul int8 {}x{}x{}", d.m, d.n, d.k);
         super::step(ctx, emit, FigureKey::MatmulInt8, &what, async {
             measure_size(ctx, d).await

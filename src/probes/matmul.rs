@@ -919,14 +919,18 @@ pub async fn autotune(
                     best = Some((run.gflops.max, cfg.clone()));
                 }
             }
-            Err(e) => trials.push(Trial {
-                config: cfg.label(),
-                gflops_median: None,
-                gflops_max: None,
-                error: None,
-                valid: false,
-                note: Some(format!("{e:#}")),
-            }),
+            Err(e) => {
+                // The web reports a failed build later: let it surface here, with its trial.
+                let _ = gpu.settle().await;
+                trials.push(Trial {
+                    config: cfg.label(),
+                    gflops_median: None,
+                    gflops_max: None,
+                    error: None,
+                    valid: false,
+                    note: Some(format!("{e:#}")),
+                })
+            }
         }
     }
     (best.map(|(_, c)| c), trials)

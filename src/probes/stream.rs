@@ -19,6 +19,16 @@ const STREAM_WGSL: &str = include_str!("../../shaders/stream.wgsl");
 /// (workgroup size, elements per invocation) configurations the tuner tries per kernel. CPU
 /// rasterisers differ in which loop shapes they unroll; GPUs are indifferent.
 pub const CONFIGS: [(u32, u32); 5] = [(256, 4), (256, 16), (1024, 4), (1024, 1), (512, 8)];
+/// The configurations of `CONFIGS` whose workgroup fits the device's limits, in order.
+pub fn fitting_configs(l: &wgpu::Limits) -> Vec<(u32, u32)> {
+    CONFIGS
+        .into_iter()
+        .filter(|&(wg, _)| {
+            wg <= l.max_compute_invocations_per_workgroup && wg <= l.max_compute_workgroup_size_x
+        })
+        .collect()
+}
+
 /// Every array is a whole number of the largest block (4096 vec4 = 64 KiB).
 const MAX_BLOCK: u64 = 512 * 8;
 const SCALAR: f32 = 3.0;
@@ -579,6 +589,18 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         max_iters: 64,
         abandon_above_s: None,
     };
+    // Configurations whose workgroup the device cannot run are not tried (a browser's
+    // WebGPU device allows 256 invocations by default).
+    let fitting = fitting_configs(&ctx.gpu.limits);
+    if fitting.is_empty() {
+        for k in Kernel::ALL {
+            emit(ProbeResult::of(k.figure()).with_status(
+                Status::Failed,
+                "no stream configuration fits the adapter's workgroup limits",
+            ));
+        }
+        return;
+    }
     // The configuration chosen for the kernels so far: a quick run behind its budget
     // measures the next kernels with it instead of tuning again.
     let chosen = std::cell::Cell::new(None);
@@ -587,8 +609,8 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         super::step(ctx, emit, k.figure(), &what, async {
             let configs: &[(u32, u32)] = match chosen.get() {
                 Some(c) if ctx.shrink() => &[c],
-                _ if ctx.shrink() => &CONFIGS[..1],
-                _ => &CONFIGS,
+                _ if ctx.shrink() => &fitting[..1],
+                _ => &fitting,
             };
             let (r, cfg) =
                 tune_and_measure(ctx, k, elems, bytes, &why, (configs, &tune_plan)).await?;
@@ -649,6 +671,10 @@ async fn tune(
     let arrays = Arrays::new(ctx.gpu, elems)?;
     for &cfg in configs {
         let r = run_kernel(ctx, k, &arrays, why, cfg, tune_plan).await;
+        if r.is_err() {
+            // The web reports a failed build later: let it surface here, with its trial.
+            let _ = ctx.gpu.settle().await;
+        }
         let (gbps, valid, note) = match &r {
             Ok(r) => (
                 r.value.as_ref().map(|v| v.median),
@@ -720,6 +746,19 @@ impl super::Probe for Stream {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn configurations_beyond_the_workgroup_limit_are_not_tried() {
+        let web = wgpu::Limits::default();
+        assert_eq!(web.max_compute_invocations_per_workgroup, 256);
+        assert_eq!(fitting_configs(&web), vec![(256, 4), (256, 16)]);
+        let big = wgpu::Limits {
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_size_x: 1024,
+            ..wgpu::Limits::default()
+        };
+        assert_eq!(fitting_configs(&big), CONFIGS.to_vec());
+    }
+
     #[test]
     fn traffic_counts() {
         use super::Kernel::*;

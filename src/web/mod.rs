@@ -120,25 +120,17 @@ async fn open_adapter() -> Result<(wgpu::Adapter, AdapterSummary, Vec<String>), 
     Ok((a, s, wgsl))
 }
 
-#[derive(Serialize)]
-struct AdapterInfoOut<'a> {
-    #[serde(flatten)]
-    summary: &'a AdapterSummary,
-    wgsl_features: &'a [String],
-    lacks: Vec<String>,
-}
-
 /// The adapter the browser gives (JSON: the results file's adapter fields, plus
 /// `wgsl_features` and `lacks`); rejects when there is no WebGPU adapter.
 #[wasm_bindgen]
 pub async fn adapter_info() -> Result<String, JsValue> {
-    let (_, s, wgsl) = open_adapter().await.map_err(js_err)?;
-    let out = AdapterInfoOut {
-        summary: &s,
-        wgsl_features: &wgsl,
-        lacks: limits_of(&s),
-    };
-    serde_json::to_string(&out).map_err(js_err)
+    let (a, s, wgsl) = open_adapter().await.map_err(js_err)?;
+    let mut out = serde_json::to_value(&s).map_err(js_err)?;
+    let features: Vec<&str> = a.features().iter_names().map(|(n, _)| n).collect();
+    out["features"] = serde_json::json!(features);
+    out["wgsl_features"] = serde_json::json!(wgsl);
+    out["lacks"] = serde_json::json!(limits_of(&s));
+    Ok(out.to_string())
 }
 
 /// The catalog's GPUs for the page's picker: `[{id, name, vendor}]`.
@@ -183,9 +175,10 @@ pub async fn run_suite(
         .map_err(|e| js_err(format!("run_suite options: {e}")))?;
     let suite = Suite::named(&opts.suite).map_err(js_err)?;
     let (adapter, summary, wgsl) = open_adapter().await.map_err(js_err)?;
-    let gpu = Gpu::open(adapter, summary.clone())
+    let mut gpu = Gpu::open(adapter, summary.clone())
         .await
         .map_err(|e| js_err(format!("{e:#}")))?;
+    gpu.wgsl = adapter::instance(None).wgsl_language_features();
     let host = HostInfo {
         hostname: "browser".into(),
         os: opts.platform.clone(),
@@ -296,9 +289,10 @@ pub fn roofline_svg(results_json: String) -> Result<String, JsValue> {
 struct Standing {
     scenario: String,
     title: String,
-    /// 1 + the ranked instances that finish the job sooner; None when a figure the scenario
-    /// needs was not measured.
+    /// This machine's place among the ranked instances and itself (1 + those that finish
+    /// the job sooner); None when a figure the scenario needs was not measured.
     place: Option<usize>,
+    /// The ranked instances, plus this machine.
     of: usize,
     line: String,
 }
@@ -330,7 +324,7 @@ pub fn standing(results_json: String) -> Result<String, JsValue> {
             scenario: s.id.clone(),
             title: s.description.clone(),
             place: m.instances_faster.map(|f| f + 1),
-            of: rep.ranked_total,
+            of: rep.ranked_total + 1,
             line,
         });
     }
