@@ -746,6 +746,8 @@ impl super::Probe for Stream {
 
 #[cfg(test)]
 mod tests {
+    use super::{CONFIGS, fitting_configs};
+
     #[test]
     fn configurations_beyond_the_workgroup_limit_are_not_tried() {
         let web = wgpu::Limits::default();
