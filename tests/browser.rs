@@ -408,6 +408,55 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
         );
     }
 
+    // The same suite on the native command line (lavapipe here): the two files compare
+    // (different adapters, so --force) and one report draws both.
+    let native = art.join("native.json");
+    let np = native.to_str().unwrap();
+    let o = gpuvalue(&[
+        "bench",
+        "--quick",
+        "--quiet",
+        "--sizes",
+        "64x64x64",
+        "--array-mib",
+        "1",
+        "--out",
+        np,
+    ]);
+    assert!(
+        o.status.success(),
+        "native bench with the page's suite: {}\n{}",
+        o.status,
+        tail(&o.stderr, 30)
+    );
+    let o = gpuvalue(&["compare", "--force", np, rp]);
+    // 0: nothing slower; 1: slower beyond the noise (the browser adds its own costs). Any
+    // other status is a refusal or an error.
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)) && !o.stdout.is_empty(),
+        "compare --force native page: {}\n{}",
+        o.status,
+        tail(&o.stderr, 30)
+    );
+    std::fs::write(art.join("compare.txt"), &o.stdout).unwrap();
+    let report_dir = art.join("report");
+    let o = gpuvalue(&["report", "--out", report_dir.to_str().unwrap(), np, rp]);
+    assert!(
+        o.status.success(),
+        "report of both files: {}\n{}",
+        o.status,
+        tail(&o.stderr, 30)
+    );
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(&file.adapter.name) && html.contains("Measured in a browser through WebGPU"),
+        "the report does not draw the page's run"
+    );
+    assert!(
+        html.matches("<section class=\"device\">").count() >= 2,
+        "the report does not draw both runs"
+    );
+
     // The page drew everything, and says nothing went wrong.
     let page = session
         .execute(
