@@ -1,10 +1,11 @@
 //! gpuvalue: measure what a GPU really delivers with validated WGSL probes through wgpu,
 //! and record it in a versioned results file.
 //!
-//! The data model, catalog, scenarios, calibration, ranking, comparison and reports also
-//! build for `wasm32-unknown-unknown` (`cargo check --lib --target wasm32-unknown-unknown`,
-//! run by `.ci/run`); the probes, the GPU layer and the command line are native-only until
-//! their waits are asynchronous (issue 16).
+//! The probes, the GPU layer, the data model, catalog, scenarios, calibration, ranking,
+//! comparison and reports also build for `wasm32-unknown-unknown`: `web` is the browser
+//! build's entry (`scripts/build-web.sh`), every GPU wait is awaited. The command line, the
+//! bench scheduler (watchdog, fault injection, file locks, the run registry) and the fuzzing
+//! helpers are native-only.
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod app;
