@@ -307,6 +307,9 @@ async function run() {
     suite: $('suite').value,
     stated_gpu: $('gpu').value || null,
     user_agent: navigator.userAgent,
+    // What the browser says about the host (no CPU model: browsers do not expose it).
+    platform: navigator.userAgentData?.platform || navigator.platform || '',
+    hardware_concurrency: navigator.hardwareConcurrency || 0,
     cross_origin_isolated: self.crossOriginIsolated === true,
   };
   const started = performance.now();
