@@ -1,7 +1,7 @@
 //! What each command does, on top of the library: the glue between parsed options and
 //! the stages (bench, catalog, rank, report). Returns the process exit code.
 
-use crate::catalog::{Catalog, PricingModel, Severity};
+use crate::catalog::{Catalog, Severity};
 use crate::cli::{self, Command, Format};
 use crate::gpu::adapter;
 use crate::rank::{self, Filters, RankOptions};
@@ -598,12 +598,8 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     let findings = c.check();
     let scenarios = ScenarioFile::embedded();
     let opts = RankOptions {
-        pricing: PricingModel::OnDemand,
-        currency: "USD".into(),
         top: Some(a.top),
-        budget: None,
-        filters: Filters::default(),
-        include_reported: false,
+        ..RankOptions::default()
     };
     for s in &scenarios.scenarios {
         let r = rank::rank(&c, &findings, s, &results, &opts)?;

@@ -5,7 +5,7 @@
 //! memory anywhere in here is a bug; a rejection must be an error that says where.
 
 use crate::catalog::{Catalog, PricingModel};
-use crate::rank::{Filters, RankOptions};
+use crate::rank::RankOptions;
 use crate::results::ResultsFile;
 use crate::scenario::ScenarioFile;
 
@@ -22,11 +22,8 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
         for pricing in [PricingModel::OnDemand, PricingModel::Spot] {
             let opts = RankOptions {
                 pricing,
-                currency: "USD".into(),
-                top: None,
                 budget: Some(1000.0),
-                filters: Filters::default(),
-                include_reported: false,
+                ..RankOptions::default()
             };
             if let Ok(r) = crate::rank::rank(c, &findings, sc, results, &opts) {
                 let _ = crate::report::rank::table(&r, true);
@@ -97,14 +94,7 @@ pub fn report(data: &[u8]) -> Outcome {
     let findings = c.check();
     let mut ranks = Vec::new();
     for sc in &ScenarioFile::embedded().scenarios {
-        let opts = RankOptions {
-            pricing: PricingModel::OnDemand,
-            currency: "USD".into(),
-            top: None,
-            budget: None,
-            filters: Filters::default(),
-            include_reported: false,
-        };
+        let opts = RankOptions::default();
         if let Ok(r) = crate::rank::rank(&c, &findings, sc, &named, &opts) {
             let _ = crate::report::rank::table(&r, true);
             let _ = crate::report::rank::markdown(&r);

@@ -26,6 +26,21 @@ pub struct RankOptions {
     pub include_reported: bool,
 }
 
+impl Default for RankOptions {
+    /// What `gpuvalue` and the page rank by: on-demand prices in USD, every instance,
+    /// list prices only.
+    fn default() -> Self {
+        RankOptions {
+            pricing: PricingModel::OnDemand,
+            currency: "USD".into(),
+            top: None,
+            budget: None,
+            filters: Filters::default(),
+            include_reported: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {

@@ -3,8 +3,8 @@
 //! recomputed from the catalog and the model must land within 1.5x of what was published).
 
 use gpuvalue::calibration::{CalibrationFile, TOLERANCE};
-use gpuvalue::catalog::{Catalog, PricingModel, Severity};
-use gpuvalue::rank::{Filters, RankOptions, RankReport, Source, rank};
+use gpuvalue::catalog::{Catalog, Severity};
+use gpuvalue::rank::{RankOptions, RankReport, Source, rank};
 use gpuvalue::scenario::{Figure, ScenarioFile};
 
 fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
@@ -17,14 +17,7 @@ fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
 
 fn ranked(scenario: &str) -> RankReport {
     let (c, s, _) = embedded();
-    let opts = RankOptions {
-        pricing: PricingModel::OnDemand,
-        currency: "USD".into(),
-        top: None,
-        budget: None,
-        filters: Filters::default(),
-        include_reported: false,
-    };
+    let opts = RankOptions::default();
     rank(&c, &c.check(), s.get(scenario).unwrap(), &[], &opts).unwrap()
 }
 

@@ -200,11 +200,5 @@ impl super::Probe for Coop {
             .map(|&sg| KernelSource::new("matmul coop", COOP_WGSL, "main", &[("SG", sg)]))
             .collect()
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
 }

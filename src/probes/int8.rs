@@ -217,13 +217,7 @@ impl super::Probe for Int8 {
             &[("WG", f64::from(WG))],
         )]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
 }
 
 #[cfg(test)]

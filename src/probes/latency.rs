@@ -136,13 +136,7 @@ impl super::Probe for Latency {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new("latency", LATENCY_WGSL, "main", &[])]
     }

@@ -861,6 +861,20 @@ pub struct Trial {
     pub note: Option<String>,
 }
 
+impl Trial {
+    /// A candidate that gave no figure (not tried, or its run failed), and why.
+    fn without_figure(cfg: &MatmulConfig, note: String) -> Trial {
+        Trial {
+            config: cfg.label(),
+            gflops_median: None,
+            gflops_max: None,
+            error: None,
+            valid: false,
+            note: Some(note),
+        }
+    }
+}
+
 /// Tries each candidate briefly at size `d` and returns the fastest valid one with the
 /// trials. Invalid or failing configurations are recorded and never chosen.
 pub async fn autotune(
@@ -892,14 +906,10 @@ pub async fn autotune(
                 || gpu.halted().is_some()
                 || crate::interrupt::requested())
         {
-            trials.push(Trial {
-                config: cfg.label(),
-                gflops_median: None,
-                gflops_max: None,
-                error: None,
-                valid: false,
-                note: Some("not tried: time budget spent".into()),
-            });
+            trials.push(Trial::without_figure(
+                cfg,
+                "not tried: time budget spent".into(),
+            ));
             continue;
         }
         match run_config(gpu, timer, cache, cfg, d, &plan, Faults::default()).await {
@@ -922,14 +932,7 @@ pub async fn autotune(
             Err(e) => {
                 // The web reports a failed build later: let it surface here, with its trial.
                 let _ = gpu.settle().await;
-                trials.push(Trial {
-                    config: cfg.label(),
-                    gflops_median: None,
-                    gflops_max: None,
-                    error: None,
-                    valid: false,
-                    note: Some(format!("{e:#}")),
-                })
+                trials.push(Trial::without_figure(cfg, format!("{e:#}")));
             }
         }
     }
@@ -1119,13 +1122,7 @@ impl super::Probe for Matmul {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulF32]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()
     }

@@ -1,6 +1,20 @@
 //! The probes: one file each. A probe takes a context (device, timer, plan, budget) and emits
 //! one `ProbeResult` per figure; the driver saves the results file after each one.
 
+/// `Probe::run` for a probe file whose free `async fn run(ctx, emit)` does the work: the
+/// trait returns that future boxed (the trait stays object-safe for `REGISTRY`).
+macro_rules! run_with_async_fn {
+    () => {
+        fn run<'a>(
+            &'a self,
+            ctx: &'a super::Ctx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run(ctx, emit))
+        }
+    };
+}
+
 pub mod coop;
 pub mod int8;
 pub mod latency;

@@ -1056,13 +1056,7 @@ impl super::Probe for Double {
             FigureKey::DoubleBest,
         ]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()
     }

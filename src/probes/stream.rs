@@ -720,13 +720,7 @@ impl super::Probe for Stream {
             FigureKey::StreamDot,
         ]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
     fn kernels(&self) -> Vec<KernelSource> {
         let mut out = Vec::new();
         for k in Kernel::ALL {

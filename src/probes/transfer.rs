@@ -134,13 +134,7 @@ impl super::Probe for Transfer {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
     }
-    fn run<'a>(
-        &'a self,
-        ctx: &'a super::Ctx<'a>,
-        emit: &'a mut dyn FnMut(ProbeResult),
-    ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(run(ctx, emit))
-    }
+    run_with_async_fn!();
     fn kernels(&self) -> Vec<KernelSource> {
         Vec::new()
     }

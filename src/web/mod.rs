@@ -7,13 +7,12 @@
 //! `request_stop`.
 
 use crate::catalog::Catalog;
-use crate::catalog::PricingModel;
 use crate::gpu::adapter::{self, AdapterSummary};
 use crate::gpu::context::Watchdog;
 use crate::gpu::{Gpu, Timer};
 use crate::host::HostInfo;
 use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
-use crate::rank::{self, Filters, RankOptions};
+use crate::rank::{self, RankOptions};
 use crate::reference::Dims;
 use crate::results::{BrowserInfo, ResultsFile, RunOptions};
 use crate::scenario::ScenarioFile;
@@ -304,14 +303,7 @@ pub fn standing(results_json: String) -> Result<String, JsValue> {
     let r = parse(&results_json)?;
     let c = Catalog::embedded();
     let findings = c.check();
-    let opts = RankOptions {
-        pricing: PricingModel::OnDemand,
-        currency: "USD".into(),
-        top: None,
-        budget: None,
-        filters: Filters::default(),
-        include_reported: false,
-    };
+    let opts = RankOptions::default();
     let files = [("this browser run".to_string(), r)];
     let mut out = Vec::new();
     for s in &ScenarioFile::embedded().scenarios {
