@@ -21,6 +21,13 @@ pub fn record(
         return false;
     }
     annotate(&mut r, timer, results.adapter.software);
+    if results.browser.is_some()
+        && let Some(t) = r.timing.as_mut()
+        && t.method == crate::gpu::TimingMethod::GpuTimestamps
+        && t.note.is_none()
+    {
+        t.note = Some(BROWSER_TIMESTAMPS_NOTE.into());
+    }
     if reduced && r.status == Status::Ok {
         r = r.param("reduced_plan", true);
         r.warnings.push(REDUCED_NOTE.into());
@@ -29,6 +36,9 @@ pub fn record(
     results.updated = now_rfc3339();
     true
 }
+
+/// What a browser's GPU timestamps are worth, said beside each figure timed with them.
+const BROWSER_TIMESTAMPS_NOTE: &str = "browser GPU timestamps: Chrome quantizes them to 100 us unless its WebGPU developer features are on; samples of 10 ms or more keep that under 1%";
 
 /// Marks the file complete (or interrupted), after adding the double-precision summary.
 pub fn finish(results: &mut ResultsFile) {
