@@ -38,7 +38,7 @@ pub fn record(
 }
 
 /// What a browser's GPU timestamps are worth, said beside each figure timed with them.
-const BROWSER_TIMESTAMPS_NOTE: &str = "browser GPU timestamps: Chrome quantizes them to 100 us unless its WebGPU developer features are on; samples of 10 ms or more keep that under 1%";
+const BROWSER_TIMESTAMPS_NOTE: &str = "browser GPU timestamps: Chrome quantizes them to 100 us unless its WebGPU developer features are on; this figure's samples aimed for 10 ms or more (1% of that quantum)";
 
 /// Marks the file complete (or interrupted), after adding the double-precision summary.
 pub fn finish(results: &mut ResultsFile) {

@@ -277,6 +277,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     let shot_path = art.join("screenshot.png");
     let _ = std::fs::remove_file(&results_path);
     let _ = std::fs::remove_file(&shot_path);
+    let _ = std::fs::remove_file(art.join("failure.json"));
 
     let (addr, requests) = serve::start(web.clone()).expect("start the file server");
     let driver = Driver::start(&chromedriver).unwrap_or_else(|e| panic!("{e}"));

@@ -22,6 +22,9 @@ const out = $('gpuvalue-results');
 
 let wasm = null;
 let running = false;
+// True from run_suite's call until its promise settles (even after the run was marked
+// failed): a second suite must not start beside a first that is still going.
+let inFlight = false;
 let lastSnapshot = null;
 let lastConsoleError = null;
 let downloadUrl = null;
@@ -69,19 +72,26 @@ function fail(text) {
     ? `${text} (last console error: ${lastConsoleError})`
     : text;
   showError(`The run failed: ${full}`);
-  $('progress-label').textContent = 'Failed.';
-  $('run').disabled = wasm === null;
+  $('progress-label').textContent = wasm === null
+    ? 'Failed; reload the page to run again.'
+    : 'Failed.';
+  $('run').disabled = wasm === null || inFlight;
   $('stop').disabled = true;
   setState('failed', JSON.stringify({ error: full, last }));
 }
 
 // A panic in a callback (a map_async completion, say) does not reject run_suite's promise;
 // catch it here so the page and CI learn of it instead of waiting.
+// A panic aborts the wasm instance (panic = "abort"): it cannot run again without a reload.
 window.addEventListener('error', (ev) => {
-  if (running) fail(message(ev.error ?? ev.message));
+  if (!running) return;
+  wasm = null;
+  fail(message(ev.error ?? ev.message));
 });
 window.addEventListener('unhandledrejection', (ev) => {
-  if (running) fail(message(ev.reason));
+  if (!running) return;
+  wasm = null;
+  fail(message(ev.reason));
 });
 
 // ---- adapter -------------------------------------------------------------------------------
@@ -292,7 +302,7 @@ function onResult(snapshot) {
 }
 
 async function run() {
-  if (running || wasm === null) return;
+  if (running || inFlight || wasm === null) return;
   running = true;
   lastSnapshot = null;
   lastConsoleError = null;
@@ -314,12 +324,17 @@ async function run() {
   };
   const started = performance.now();
   let final;
+  inFlight = true;
   try {
     final = await wasm.run_suite(JSON.stringify(options), onProgress, onResult);
   } catch (e) {
+    inFlight = false;
     if (running) fail(message(e));
+    else $('run').disabled = wasm === null;
     return;
   }
+  inFlight = false;
+  if (!running) $('run').disabled = wasm === null;
   if (!running) return; // an uncaught error already failed the run
   showFinal(final);
   running = false;

@@ -333,9 +333,13 @@ impl Gpu {
                 Some((b, _)) => crate::clock::timeout(b, rx).await,
                 None => Some(rx.await),
             };
-            self.settle().await?;
+            // A timeout comes first (it marks the device wedged below); scope errors are
+            // settled only once the work is done.
             match done {
-                Some(_) => Ok(()),
+                Some(_) => {
+                    self.settle().await?;
+                    Ok(())
+                }
                 None => Err(wgpu::PollError::Timeout),
             }
         };
@@ -405,6 +409,9 @@ impl Gpu {
                 }
             }
             if let Some(e) = first {
+                // What wgpu reported uncaptured meanwhile (the failed object used in a pass)
+                // is this error's consequence: clear it, or the next kernel would be blamed.
+                let _ = self.take_error();
                 return Err(e);
             }
         }

@@ -215,8 +215,16 @@ pub async fn run_suite(
     let deadline = crate::clock::Instant::now() + suite.budget;
     let total = list.len();
     for (i, probe) in list.iter().enumerate() {
-        if crate::interrupt::requested() || gpu.halted().is_some() {
+        if crate::interrupt::requested() {
             break;
+        }
+        // A device that stopped working runs nothing more; each probe left says why, as
+        // the native bench records it.
+        if let Some(h) = gpu.halted() {
+            let r = crate::results::ProbeResult::placeholder(probe.name())
+                .with_status(crate::results::Status::Skipped, format!("not run: {h}"));
+            results.probes.push(r);
+            continue;
         }
         let left = deadline.saturating_duration_since(crate::clock::Instant::now());
         let budget = probes::budget(*probe, left, &list[i..]);
@@ -255,6 +263,10 @@ pub async fn run_suite(
             }
         };
         probe.run(&ctx, &mut emit).await;
+        // Errors a probe left pending (work made but never waited on) are its own: they
+        // must not fail the next probe's first wait.
+        let _ = gpu.settle().await;
+        let _ = gpu.take_error();
     }
     gpu.set_watchdog(None);
     crate::suite::finish(&mut results);
