@@ -8,8 +8,11 @@
 //! `scripts/build-web.sh target/web-page` (wasm32 target, wasm-bindgen CLI, a few minutes the first
 //! time). Without chromium or chromedriver, or where the build's prerequisites cannot be
 //! fetched, the test is skipped, except with CI=true, where it fails.
-//! Artefacts: target/browser-test/{results.json,screenshot.png}.
+//! It then runs the same suite natively, compares the two files (`compare --force`) and
+//! draws both in one `gpuvalue report`.
+//! Artefacts: target/browser-test/{results.json,screenshot.png,native.json,compare.txt,report/}.
 
+mod common;
 #[path = "browser/serve.rs"]
 mod serve;
 #[path = "browser/webdriver.rs"]
@@ -37,15 +40,8 @@ const MAY_BE_UNSUPPORTED: [FigureKey; 4] = [
     FigureKey::MatmulCoop,
 ];
 
-const CHROMIUM_ARGS: &[&str] = &[
-    "--headless",
-    "--no-sandbox",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
+/// Beside `common::HEADLESS_CHROMIUM`: the flags that give a WebGPU adapter on SwiftShader.
+const WEBGPU_ARGS: &[&str] = &[
     "--enable-unsafe-webgpu",
     "--enable-features=Vulkan",
     "--use-vulkan=swiftshader",
@@ -282,7 +278,11 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     let (addr, requests) = serve::start(web.clone()).expect("start the file server");
     let driver = Driver::start(&chromedriver).unwrap_or_else(|e| panic!("{e}"));
     let profile = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = CHROMIUM_ARGS.iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = common::HEADLESS_CHROMIUM
+        .iter()
+        .chain(WEBGPU_ARGS)
+        .map(|s| s.to_string())
+        .collect();
     args.push(format!("--user-data-dir={}", profile.path().display()));
     let session = Session::new(
         &driver,

@@ -3,6 +3,8 @@
 //! Chromium comes from Debian's `chromium` package (installed by .ci/run); without it the
 //! browser test is skipped, except with CI=true, where it fails.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,19 +39,8 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn browser(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    let mut args = vec![
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--enable-logging=stderr",
-        "--v=0",
-    ];
+    let mut args = common::HEADLESS_CHROMIUM.to_vec();
+    args.extend(["--disable-gpu", "--enable-logging=stderr", "--v=0"]);
     let profile_arg = format!("--user-data-dir={}", profile.display());
     args.push(&profile_arg);
     args.extend_from_slice(extra);

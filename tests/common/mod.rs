@@ -10,6 +10,19 @@ use gpuvalue::reference::Dims;
 use gpuvalue::results::ProbeResult;
 use std::time::{Duration, Instant};
 
+/// The flags every headless Chromium of the tests starts with: no sandbox (CI runs as root),
+/// nothing fetched in the background, no first-run or sync UI, no scrollbars in screenshots.
+pub const HEADLESS_CHROMIUM: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+];
+
 /// True when running under CI (`CI=true`), where a missing adapter is a failure.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
