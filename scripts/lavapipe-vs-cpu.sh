@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Same-session comparison on a GPU-less machine: lavapipe runs on the host's cores, so its
 # figures are judged against those cores' own ceilings, measured right before and after:
-# OpenBLAS sgemm (numpy) and a multi-threaded memcpy of the same array size.
+# OpenBLAS sgemm (numpy) and a multi-threaded memcpy of the same array size; and against
+# lavapipe's own arithmetic peak (the peak probe: multiply-add chains, nothing loaded), which
+# does not depend on how wide the BLAS's vectors are.
 #   bash scripts/lavapipe-vs-cpu.sh [OUTDIR]      (needs python3 with numpy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ threads=$(nproc)
 cargo build --release --quiet
 bin=./target/release/gpuvalue
 OPENBLAS_NUM_THREADS=$threads python3 scripts/cpu-ceiling.py --sizes 1024,2048 --copy-mib 128 --threads "$threads" > "$out/ceiling-before.json"
-$bin bench --adapter llvmpipe --probes matmul,stream --sizes 1024,2048 --array-mib 128 --quiet --out "$out/bench.json" > "$out/bench.txt"
+$bin bench --adapter llvmpipe --probes peak,matmul,stream --sizes 1024,2048 --array-mib 128 --quiet --out "$out/bench.json" > "$out/bench.txt"
 OPENBLAS_NUM_THREADS=$threads python3 scripts/cpu-ceiling.py --sizes 1024,2048 --copy-mib 128 --threads "$threads" > "$out/ceiling-after.json"
 python3 - "$out" <<'PY'
 import json, sys
@@ -26,6 +28,13 @@ for n in (1024, 2048):
     blas = [next(s["gflops_median"] for s in c["sgemm"] if s["n"] == n) for c in cs]
     if g:
         lines.append(f"matmul {n}: lavapipe {g:.1f} GFLOPS, OpenBLAS {blas[0]:.1f} / {blas[1]:.1f} (before/after) -> {100*g/max(blas):.0f}% .. {100*g/min(blas):.0f}%")
+peak = b and next((p["value"] for p in b["probes"] if p.get("figure") == "peak_f32" and p.get("value")), None)
+if peak:
+    lines.append(f"lavapipe FP32 multiply-add peak: {peak['median']:.1f} GFLOPS (min {peak['min']:.1f}, max {peak['max']:.1f})")
+    for n in (1024, 2048):
+        g = med.get(f"matmul_f32 {n}x{n}x{n}")
+        if g:
+            lines.append(f"matmul {n}: {100*g/peak['max']:.0f}% .. {100*g/peak['median']:.0f}% of lavapipe's own peak (max / median)")
 mc = [c["memcpy"]["gbps_median"] for c in cs]
 for k in ("copy", "triad"):
     g = med.get(f"stream {k}")

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FigureKey {
+    /// FP32 multiply-add peak (independent chains, nothing loaded), GFLOPS.
+    PeakF32,
     /// Tiled FP32 matrix multiply (one result per size), GFLOPS.
     MatmulF32,
     /// FP16 matrix multiply with FP32 accumulation, GFLOPS.
@@ -51,7 +53,8 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 16] = [
+    pub const ALL: [FigureKey; 17] = [
+        FigureKey::PeakF32,
         FigureKey::MatmulF32,
         FigureKey::MatmulInt8,
         FigureKey::MatmulCoop,
@@ -73,6 +76,7 @@ impl FigureKey {
     pub const fn info(self) -> FigureInfo {
         use FigureKey::*;
         let (family, unit, higher_is_better, label) = match self {
+            PeakF32 => ("peak_f32", "GFLOPS", true, "peak_f32 multiply-add"),
             MatmulF32 => ("matmul_f32", "GFLOPS", true, "matmul_f32"),
             MatmulF16 => ("matmul_f16", "GFLOPS", true, "matmul_f16"),
             MatmulF64 => ("matmul_f64", "GFLOPS", true, "matmul_f64"),

@@ -146,6 +146,19 @@ fn autotuner_never_keeps_an_invalid_configuration() {
 }
 
 #[test]
+fn peak_is_valid_and_above_the_matmul() {
+    let Some(gpu) = common::gpu() else { return };
+    let r = run_probe(&gpu, "peak", None, Faults::default());
+    assert_eq!(r.len(), 1);
+    assert_all_ok(&r);
+    assert_eq!(
+        r[0].params["invocations"],
+        1 << 14,
+        "lavapipe gets the small dispatch"
+    );
+}
+
+#[test]
 fn stream_kernels_are_valid() {
     let Some(gpu) = common::gpu() else { return };
     let r = run_probe(&gpu, "stream", None, Faults::default());

@@ -20,6 +20,7 @@ pub mod int8;
 pub mod latency;
 pub mod matmul;
 pub mod measure;
+pub mod peak;
 pub mod precision;
 pub mod stream;
 pub mod transfer;
@@ -72,6 +73,7 @@ impl std::fmt::Debug for dyn Probe {
 
 /// Every probe, in the order a bench runs them. Adding a probe: one file and one line here.
 pub static REGISTRY: &[ProbeRef] = &[
+    &peak::Peak,
     &matmul::Matmul,
     &precision::Double,
     &stream::Stream,

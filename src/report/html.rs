@@ -20,6 +20,7 @@ fn intensity(m: f64, n: f64, k: f64, in_bytes: f64, out_bytes: f64) -> f64 {
 pub fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
     let mut ceilings = Vec::new();
     for (figure, label) in [
+        (FigureKey::PeakF32, "FP32 multiply-add peak"),
         (FigureKey::MatmulF32, "FP32 matmul"),
         (FigureKey::MatmulF16, "f16 matmul"),
         (FigureKey::MatmulF64, "f64 matmul"),
