@@ -133,7 +133,11 @@ async fn measure(ctx: &Ctx<'_>) -> Result<ProbeResult> {
 /// One chain's end value by the closed form.
 fn expected_chain(seed: f32, chain: u32) -> f32 {
     let x = seed + chain as f32;
-    if (UNROLL * TRIPS).is_multiple_of(2) { x } else { B - x }
+    if (UNROLL * TRIPS).is_multiple_of(2) {
+        x
+    } else {
+        B - x
+    }
 }
 
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
