@@ -246,11 +246,10 @@ impl BenchOptions {
         RunOptions {
             quick: self.quick,
             probes: probes.iter().map(|p| p.name().to_string()).collect(),
-            sizes: self.sizes.as_ref().map(|v| {
-                v.iter()
-                    .map(|d| format!("{}x{}x{}", d.m, d.n, d.k))
-                    .collect()
-            }),
+            sizes: self
+                .sizes
+                .as_ref()
+                .map(|v| v.iter().map(Dims::to_string).collect()),
             array_mib: self.array_mib,
             time_budget_s: self.time_budget.as_secs_f64(),
             trusted_shaders: self.trusted,

@@ -41,6 +41,13 @@ pub struct Dims {
     pub k: usize,
 }
 
+/// `MxNxK`, as `--sizes` takes it and the results file records it.
+impl std::fmt::Display for Dims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}", self.m, self.n, self.k)
+    }
+}
+
 /// Outcome of checking a GPU matmul against the CPU.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatmulCheck {

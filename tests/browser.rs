@@ -48,13 +48,9 @@ const WEBGPU_ARGS: &[&str] = &[
     "--use-webgpu-adapter=swiftshader",
 ];
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
 /// Skips the test (None) outside CI; fails it under CI=true.
 fn skip<T>(why: &str) -> Option<T> {
-    if in_ci() {
+    if common::in_ci() {
         panic!("CI=true and the browser test cannot run: {why}");
     }
     eprintln!("SKIPPED (set CI=true to make this a failure): {why}");
@@ -234,13 +230,6 @@ fn screenshot(session: &Session, path: &Path) -> Result<Vec<u8>, String> {
     Ok(png)
 }
 
-fn gpuvalue(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
-        .args(args)
-        .output()
-        .expect("run gpuvalue")
-}
-
 #[test]
 fn page_runs_the_ci_suite_in_headless_chromium() {
     let t_start = Instant::now();
@@ -399,7 +388,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     // The command line takes the file as it takes any other.
     let rp = results_path.to_str().unwrap();
     for args in [vec!["show", rp], vec!["rank", "--results", rp]] {
-        let o = gpuvalue(&args);
+        let o = common::gpuvalue(&args);
         assert!(
             o.status.success() && !o.stdout.is_empty(),
             "gpuvalue {} on the page's results: {}\n{}",
@@ -413,7 +402,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     // (different adapters, so --force) and one report draws both.
     let native = art.join("native.json");
     let np = native.to_str().unwrap();
-    let o = gpuvalue(&[
+    let o = common::gpuvalue(&[
         "bench",
         "--quick",
         "--quiet",
@@ -430,7 +419,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
         o.status,
         tail(&o.stderr, 30)
     );
-    let o = gpuvalue(&["compare", "--force", np, rp]);
+    let o = common::gpuvalue(&["compare", "--force", np, rp]);
     // 0: nothing slower; 1: slower beyond the noise (the browser adds its own costs). Any
     // other status is a refusal or an error.
     assert!(
@@ -441,7 +430,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     );
     std::fs::write(art.join("compare.txt"), &o.stdout).unwrap();
     let report_dir = art.join("report");
-    let o = gpuvalue(&["report", "--out", report_dir.to_str().unwrap(), np, rp]);
+    let o = common::gpuvalue(&["report", "--out", report_dir.to_str().unwrap(), np, rp]);
     assert!(
         o.status.success(),
         "report of both files: {}\n{}",

@@ -5,13 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn gpuvalue(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
-        .args(args)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .expect("run gpuvalue")
-}
+use common::gpuvalue;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

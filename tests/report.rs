@@ -8,13 +8,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn gpuvalue(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 fn fixture() -> String {
     concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -31,7 +24,7 @@ fn chromium() -> Option<PathBuf> {
             return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
         }
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+    if common::in_ci() {
         panic!("CI=true and no Chromium found: install Debian's chromium package");
     }
     eprintln!("SKIPPED: no chromium on PATH");
@@ -55,7 +48,7 @@ fn browser(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::proces
 fn report_renders_in_chromium_with_every_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    let o = gpuvalue(&["report", &fixture(), "--out", out.to_str().unwrap()]);
+    let o = common::gpuvalue(&["report", &fixture(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -126,7 +119,7 @@ fn report_bad_input_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     // Missing results file: error naming it, no output directory.
     let out = dir.path().join("rep");
-    let o = gpuvalue(&[
+    let o = common::gpuvalue(&[
         "report",
         "/nonexistent/r.json",
         "--out",
@@ -138,7 +131,7 @@ fn report_bad_input_leaves_nothing_behind() {
     // Malformed results file.
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"schema_version\": 1, \"probes\": 3}").unwrap();
-    let o = gpuvalue(&[
+    let o = common::gpuvalue(&[
         "report",
         bad.to_str().unwrap(),
         "--out",
@@ -147,7 +140,7 @@ fn report_bad_input_leaves_nothing_behind() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
     // Unwritable output: a parent that does not exist.
-    let o = gpuvalue(&["report", &fixture(), "--out", "/nonexistent/dir/rep"]);
+    let o = common::gpuvalue(&["report", &fixture(), "--out", "/nonexistent/dir/rep"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--out"));
     // No temporary directories left beside the output.
@@ -170,7 +163,7 @@ fn the_roofline_of_a_catalog_gpu_draws_its_matrix_engine_ceilings_per_adapter() 
     let file = dir.path().join("mi250x.json");
     std::fs::write(&file, v.to_string()).unwrap();
     let out = dir.path().join("rep");
-    let o = gpuvalue(&[
+    let o = common::gpuvalue(&[
         "report",
         file.to_str().unwrap(),
         "--out",

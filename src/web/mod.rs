@@ -96,39 +96,51 @@ fn limits_of(s: &AdapterSummary) -> Vec<String> {
     v
 }
 
-async fn open_adapter() -> Result<(wgpu::Adapter, AdapterSummary, Vec<String>), String> {
-    let inst = adapter::instance(None);
-    let a = inst
-        .request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-            ..Default::default()
+/// The browser's adapter, described, with the WGSL language features its compiler takes.
+struct WebAdapter {
+    adapter: wgpu::Adapter,
+    summary: AdapterSummary,
+    wgsl: wgpu::WgslLanguageFeatures,
+}
+
+impl WebAdapter {
+    async fn open() -> Result<WebAdapter, String> {
+        let inst = adapter::instance(None);
+        let adapter = inst
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("no WebGPU adapter: {e} (is WebGPU enabled in this browser?)"))?;
+        let mut summary = adapter::summarize(0, &adapter);
+        if summary.name.trim().is_empty() {
+            summary.name = "WebGPU adapter (model hidden by the browser)".into();
+        }
+        Ok(WebAdapter {
+            adapter,
+            summary,
+            wgsl: inst.wgsl_language_features(),
         })
-        .await
-        .map_err(|e| format!("no WebGPU adapter: {e} (is WebGPU enabled in this browser?)"))?;
-    let mut s = adapter::summarize(0, &a);
-    if s.name.trim().is_empty() {
-        s.name = "WebGPU adapter (model hidden by the browser)".into();
     }
-    let wgsl = inst
-        .wgsl_language_features()
-        .iter_names()
-        .map(|(n, _)| n.to_string())
-        .collect();
-    Ok((a, s, wgsl))
+
+    fn wgsl_names(&self) -> Vec<String> {
+        self.wgsl.iter_names().map(|(n, _)| n.to_string()).collect()
+    }
 }
 
 /// The adapter the browser gives (JSON: the results file's adapter fields, plus
 /// `wgsl_features` and `lacks`); rejects when there is no WebGPU adapter.
 #[wasm_bindgen]
 pub async fn adapter_info() -> Result<String, JsValue> {
-    let (a, s, wgsl) = open_adapter().await.map_err(js_err)?;
-    let mut out = serde_json::to_value(&s).map_err(js_err)?;
-    let features: Vec<&str> = a.features().iter_names().map(|(n, _)| n).collect();
+    let w = WebAdapter::open().await.map_err(js_err)?;
+    let mut out = serde_json::to_value(&w.summary).map_err(js_err)?;
+    let features: Vec<&str> = w.adapter.features().iter_names().map(|(n, _)| n).collect();
     out["features"] = serde_json::json!(features);
-    out["wgsl_features"] = serde_json::json!(wgsl);
-    out["lacks"] = serde_json::json!(limits_of(&s));
+    out["wgsl_features"] = serde_json::json!(w.wgsl_names());
+    out["lacks"] = serde_json::json!(limits_of(&w.summary));
     Ok(out.to_string())
 }
 
@@ -173,11 +185,13 @@ pub async fn run_suite(
     let opts: WebOptions = serde_json::from_str(&options_json)
         .map_err(|e| js_err(format!("run_suite options: {e}")))?;
     let suite = Suite::named(&opts.suite).map_err(js_err)?;
-    let (adapter, summary, wgsl) = open_adapter().await.map_err(js_err)?;
-    let mut gpu = Gpu::open(adapter, summary.clone())
+    let w = WebAdapter::open().await.map_err(js_err)?;
+    let wgsl = w.wgsl_names();
+    let summary = w.summary.clone();
+    let mut gpu = Gpu::open(w.adapter, w.summary)
         .await
         .map_err(|e| js_err(format!("{e:#}")))?;
-    gpu.wgsl = adapter::instance(None).wgsl_language_features();
+    gpu.wgsl = w.wgsl;
     let host = HostInfo {
         hostname: "browser".into(),
         os: opts.platform.clone(),
@@ -192,11 +206,10 @@ pub async fn run_suite(
     let options = RunOptions {
         quick: true,
         probes: list.iter().map(|p| p.name().to_string()).collect(),
-        sizes: suite.sizes.as_ref().map(|v| {
-            v.iter()
-                .map(|d| format!("{}x{}x{}", d.m, d.n, d.k))
-                .collect()
-        }),
+        sizes: suite
+            .sizes
+            .as_ref()
+            .map(|v| v.iter().map(Dims::to_string).collect()),
         array_mib: Some(suite.array_mib),
         time_budget_s: suite.budget.as_secs_f64(),
         trusted_shaders: false,

@@ -23,6 +23,16 @@ pub const HEADLESS_CHROMIUM: &[&str] = &[
     "--hide-scrollbars",
 ];
 
+/// Runs the gpuvalue binary built for these tests with `args` (with a runtime directory, so
+/// Vulkan does not warn about a missing one).
+pub fn gpuvalue(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .args(args)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("run gpuvalue")
+}
+
 /// True when running under CI (`CI=true`), where a missing adapter is a failure.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
