@@ -99,6 +99,18 @@ fn df_add_sloppy(a: DF, b: DF) -> DF {
     return fast_two_sum(s.hi, s.lo + (a.lo + b.lo));
 }
 
+// acc + a * b for a matmul's inner loop, with x = split(a.hi) and y = split(b.hi) given (a
+// kernel reuses each split across many products). The product's error term and cross terms
+// are not renormalised into a double-float first (fast_two_sum, 4 of about 31 operations):
+// the sloppy sum adds the low parts in f32 anyway, so the value in the low part may be up to
+// about 2 ulp(hi) instead of 1/2, which changes its rounding only at the u^2 level. Measured
+// on llvmpipe: the same error (1.8e-14 at 512^3), about 20% faster.
+fn df_madd_presplit(a: DF, x: DF, b: DF, y: DF, acc: DF) -> DF {
+    let p = two_prod_presplit(a.hi, b.hi, x, y);
+    let e = p.lo + (a.hi * b.lo + a.lo * b.hi);
+    return df_add_sloppy(DF(p.hi, e), acc);
+}
+
 // a * b + c in double-float: the product, then an accurate sum.
 fn df_fma(a: DF, b: DF, c: DF) -> DF {
     return df_add(df_mul(a, b), c);

@@ -1,5 +1,5 @@
 // Matmul in double-float: C = A * B with every element a (hi, lo) pair of f32 planes and
-// df64 accumulation (sloppy sum, see df64.wgsl). Each invocation computes TM rows x 4
+// df64 accumulation (df_madd_presplit: sloppy sum, see df64.wgsl). Each invocation computes TM rows x 4
 // columns (one vec4 of each plane); the workgroup shares its rows, so A is read once per
 // row and k for all lanes. The host prepends `const TM` and pads M, N, K to tile multiples
 // (zeros are exact in df64).
@@ -30,10 +30,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         for (var m = 0u; m < TM; m++) {
             let ai = (row0 + m) * dims.k + k;
             let a = DF(vec4<f32>(a_hi[ai]), vec4<f32>(a_lo[ai]));
-            // df_mul with B's split reused, then the sloppy sum (see df64.wgsl).
-            let p = two_prod_presplit(a.hi, b.hi, split(a.hi), bs);
-            let e = p.lo + (a.hi * b.lo + a.lo * b.hi);
-            acc[m] = df_add_sloppy(fast_two_sum(p.hi, e), acc[m]);
+            // The product with B's split reused, then the sloppy sum (see df64.wgsl).
+            acc[m] = df_madd_presplit(a, split(a.hi), b, bs, acc[m]);
         }
     }
     for (var m = 0u; m < TM; m++) {

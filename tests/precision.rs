@@ -181,6 +181,7 @@ fn df64_matmul_reaches_double_float_accuracy() {
             kind: Kind::Df64,
             tm: 8,
             use_fma: st.fma_fused,
+            subgroup: false,
         },
         d,
         Inputs::Random,
@@ -200,6 +201,7 @@ fn df64_matmul_reaches_double_float_accuracy() {
             kind: Kind::Df64,
             tm: 4,
             use_fma: st.fma_fused,
+            subgroup: false,
         },
         odd,
         Inputs::Adversarial,
@@ -207,6 +209,61 @@ fn df64_matmul_reaches_double_float_accuracy() {
     ))
     .unwrap();
     assert!(r.rel_error <= 1e-11, "adversarial: {:e}", r.rel_error);
+}
+
+/// The df64 kernel that shares A by subgroup broadcast: the same accuracy as the plain one,
+/// on a padded odd shape (K not a multiple of 4) and adversarial exponents too.
+#[test]
+fn df64_subgroup_matmul_reaches_double_float_accuracy() {
+    let Some(gpu) = shared_gpu() else { return };
+    let f = &gpu.info.features;
+    if !(f.subgroup && f.subgroup_min_size >= 8) {
+        return;
+    }
+    let timer = Timer::new(gpu, true);
+    let st = pollster::block_on(precision::self_test(gpu, Broken::default())).unwrap();
+    for (tm, d, inputs, tol) in [
+        (
+            8,
+            Dims {
+                m: 256,
+                n: 256,
+                k: 256,
+            },
+            Inputs::Random,
+            1e-12,
+        ),
+        (
+            16,
+            Dims {
+                m: 37,
+                n: 70,
+                k: 19,
+            },
+            Inputs::Adversarial,
+            1e-11,
+        ),
+    ] {
+        let r = pollster::block_on(precision::run_matmul(
+            gpu,
+            &timer,
+            Variant {
+                kind: Kind::Df64,
+                tm,
+                use_fma: st.fma_fused,
+                subgroup: true,
+            },
+            d,
+            inputs,
+            &plan(),
+        ))
+        .unwrap();
+        assert!(
+            r.rel_error <= tol,
+            "TM {tm}, {d}, {inputs:?}: error {:e}",
+            r.rel_error
+        );
+    }
 }
 
 #[test]
@@ -228,6 +285,7 @@ fn f64_matmul_is_accurate_or_unsupported() {
             kind: Kind::F64,
             tm: 8,
             use_fma: false,
+            subgroup: false,
         },
         d,
         Inputs::Random,
@@ -256,6 +314,7 @@ fn f16_matmul_is_accurate_or_unsupported() {
             kind: Kind::F16,
             tm: 4,
             use_fma: false,
+            subgroup: false,
         },
         d,
         Inputs::Random,

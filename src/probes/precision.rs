@@ -22,6 +22,9 @@ const TM_CHOICES: [u32; 3] = [4, 8, 16];
 const DF64_WGSL: &str = include_str!("../../shaders/df64.wgsl");
 const SELFTEST_WGSL: &str = include_str!("../../shaders/df64_selftest.wgsl");
 const MATMUL_DF64_WGSL: &str = include_str!("../../shaders/matmul_df64.wgsl");
+const MATMUL_DF64_SUBGROUP_WGSL: &str = include_str!("../../shaders/matmul_df64_subgroup.wgsl");
+/// Rows per invocation of the df64 subgroup kernel (multiples of the 8 lanes that load A).
+const SUBGROUP_TM_CHOICES: [u32; 3] = [8, 16, 32];
 const MATMUL_TYPED_WGSL: &str = include_str!("../../shaders/matmul_typed.wgsl");
 const OPS_WGSL: &str = include_str!("../../shaders/df64_ops.wgsl");
 
@@ -98,6 +101,50 @@ fn df64_matmul_source(tm: u32) -> String {
         .build()
 }
 
+/// The df64 subgroup matmul (A through subgroup broadcasts): `TM` rows per invocation, its
+/// `//@` lines expanded into straight-line code (a broadcast's lane must be a constant).
+fn df64_subgroup_matmul_source(tm: u32) -> String {
+    WgslSource::new(expand_df64_subgroup(MATMUL_DF64_SUBGROUP_WGSL, tm))
+        .const_u32("TM", tm)
+        .include(DF64_WGSL)
+        .build()
+}
+
+/// Expands the df64 subgroup kernel's template for `tm` rows: `//@ACC_DECL`, `//@MADD` and
+/// `//@STORE` once per row {m}, which lives in load {r} of lane {s}; `//@A_LOAD` once per
+/// 8-row load {r}.
+fn expand_df64_subgroup(template: &str, tm: u32) -> String {
+    assert!(
+        tm.is_multiple_of(8) && tm > 0,
+        "df64 subgroup rows must be a multiple of 8, not {tm}"
+    );
+    let mut out = String::new();
+    for line in template.lines() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix("//@") else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let (tag, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let text = format!("{}{}", &line[..line.len() - t.len()], text.trim_start());
+        let copies: Vec<u32> = match tag {
+            "ACC_DECL" | "MADD" | "STORE" => (0..tm).collect(),
+            "A_LOAD" => (0..tm / 8).map(|r| r * 8).collect(),
+            other => panic!("unknown df64 template tag //@{other}"),
+        };
+        for m in copies {
+            let filled = text
+                .replace("{m}", &m.to_string())
+                .replace("{r}", &(m / 8).to_string())
+                .replace("{s}", &(m % 8).to_string());
+            out.push_str(&filled);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The single-plane matmul: f16 inputs with f32 sums, or f64 throughout.
 fn typed_matmul_source(kind: Kind, tm: u32) -> String {
     let src = WgslSource::new(MATMUL_TYPED_WGSL);
@@ -141,7 +188,23 @@ fn kernel_variants() -> Vec<KernelSource> {
             ));
         }
     }
+    for tm in SUBGROUP_TM_CHOICES {
+        for fma in [false, true] {
+            out.push(KernelSource::new(
+                "matmul df64",
+                df64_subgroup_matmul_source(tm),
+                "main",
+                &[("WG", f64::from(WG)), ("USE_FMA", flag(fma))],
+            ));
+        }
+    }
     out
+}
+
+/// Whether the adapter can run the df64 subgroup kernel: subgroups of at least 8.
+fn df64_subgroups(gpu: &Gpu) -> bool {
+    let f = &gpu.info.features;
+    f.subgroup && f.subgroup_min_size >= 8 && gpu.has(wgpu::Features::SUBGROUP)
 }
 
 fn pipeline(
@@ -483,6 +546,29 @@ pub struct Variant {
     pub kind: Kind,
     pub tm: u32,
     pub use_fma: bool,
+    /// df64 only: A through subgroup broadcasts (`matmul_df64_subgroup.wgsl`; needs
+    /// subgroups of at least 8 invocations).
+    pub subgroup: bool,
+}
+
+impl Variant {
+    /// How the kernel is laid out, for the results file.
+    fn label(&self) -> String {
+        let product = match (self.kind, self.use_fma) {
+            (Kind::Df64, true) => ", FMA product",
+            (Kind::Df64, false) => ", split product",
+            _ => "",
+        };
+        let a = if self.subgroup {
+            ", A by subgroup broadcast"
+        } else {
+            ""
+        };
+        format!(
+            "{} rows x 4 columns per invocation, {WG} invocations{product}{a}",
+            self.tm
+        )
+    }
 }
 
 /// Workgroup size of the double-precision matmul kernels.
@@ -529,14 +615,21 @@ pub async fn run_matmul(
 /// Matmul step 1: pads the sizes to the kernel's block and checks every matrix plane fits
 /// the adapter's buffer limits.
 fn padded_dims(gpu: &Gpu, v: Variant, d: Dims) -> Result<Dims> {
-    let Variant { kind, tm, .. } = v;
+    let Variant {
+        kind, tm, subgroup, ..
+    } = v;
     if d.m == 0 || d.n == 0 || d.k == 0 {
         bail!("matrix sizes must be at least 1");
     }
     let p = Dims {
         m: d.m.next_multiple_of(tm as usize),
         n: d.n.next_multiple_of(4 * WG as usize),
-        k: d.k,
+        // The subgroup kernel reads A as vec4s along K.
+        k: if subgroup {
+            d.k.next_multiple_of(4)
+        } else {
+            d.k
+        },
     };
     let elem = match kind {
         Kind::F64 => 8,
@@ -643,14 +736,20 @@ fn build_kernel(gpu: &Gpu, v: Variant, p: Dims, a: &[f64], b: &[f64]) -> Result<
         guard: &guard,
     };
     match v.kind {
-        Kind::Df64 => df64_kernel(&common, a, b, v.use_fma),
+        Kind::Df64 => df64_kernel(&common, a, b, v.use_fma, v.subgroup),
         // Single-plane kernels: f16 inputs with f32 output, or f64 throughout.
         Kind::F16 | Kind::F64 => typed_kernel(&common, v.kind, a, b),
     }
 }
 
 /// The df64 kernel: inputs and output as (hi, lo) planes of f32.
-fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Result<MatmulKernel> {
+fn df64_kernel(
+    c: &KernelCommon<'_>,
+    a: &[f64],
+    b: &[f64],
+    use_fma: bool,
+    subgroup: bool,
+) -> Result<MatmulKernel> {
     let (gpu, p) = (c.gpu, c.p);
     let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
     let (ah, al) = split(a);
@@ -678,7 +777,11 @@ fn df64_kernel(c: &KernelCommon<'_>, a: &[f64], b: &[f64], use_fma: bool) -> Res
     let pipe = pipeline(
         gpu,
         "matmul df64",
-        df64_matmul_source(c.tm),
+        if subgroup {
+            df64_subgroup_matmul_source(c.tm)
+        } else {
+            df64_matmul_source(c.tm)
+        },
         &[
             ("WG", f64::from(WG)),
             ("USE_FMA", f64::from(u8::from(use_fma))),
@@ -834,62 +937,65 @@ async fn measure_size(
         max_iters: 16,
         abandon_above_s: None,
     };
-    let mut best: Option<(f64, u32)> = None;
-    for tm in TM_CHOICES {
+    // df64 on adapters with subgroups of 8 or more also tries the kernel that shares A by
+    // broadcast; it comes first, as it is the faster one where loads are lane by lane.
+    let mut variants: Vec<Variant> = Vec::new();
+    if kind == Kind::Df64 && df64_subgroups(ctx.gpu) {
+        variants.extend(SUBGROUP_TM_CHOICES.map(|tm| Variant {
+            kind,
+            tm,
+            use_fma,
+            subgroup: true,
+        }));
+    }
+    variants.extend(TM_CHOICES.map(|tm| Variant {
+        kind,
+        tm,
+        use_fma,
+        subgroup: false,
+    }));
+    let mut best: Option<(f64, Variant)> = None;
+    for v in variants {
         // A quick run behind its budget stops tuning at the first valid kernel.
         if best.is_some() && ctx.shrink() {
             break;
         }
-        match run_matmul(ctx.gpu, ctx.timer, Variant { kind, tm, use_fma }, d, Inputs::Random, &tune).await {
+        match run_matmul(ctx.gpu, ctx.timer, v, d, Inputs::Random, &tune).await {
             Ok(r) => {
                 let valid = r.rel_error <= tol;
                 res.autotune.push(serde_json::json!({
-                    "config": format!("{tm} rows x 4 columns per invocation, 64 invocations"),
+                    "config": v.label(),
                     "gflops_median": r.gflops.median,
                     "error": r.rel_error,
                     "valid": valid,
                 }));
                 if valid && best.is_none_or(|(g, _)| r.gflops.median > g) {
-                    best = Some((r.gflops.median, tm));
+                    best = Some((r.gflops.median, v));
                 }
             }
-            Err(e) => res.autotune.push(serde_json::json!({"config": format!("{tm} rows"), "valid": false, "note": format!("{e:#}")})),
+            Err(e) => res.autotune.push(
+                serde_json::json!({"config": v.label(), "valid": false, "note": format!("{e:#}")}),
+            ),
         }
     }
-    let Some((_, tm)) = best else {
+    let Some((_, v)) = best else {
         return res.no_valid_configuration();
     };
-    let main = run_matmul(
-        ctx.gpu,
-        ctx.timer,
-        Variant { kind, tm, use_fma },
-        d,
-        Inputs::Random,
-        &ctx.plan(),
-    )
-    .await;
+    let main = run_matmul(ctx.gpu, ctx.timer, v, d, Inputs::Random, &ctx.plan()).await;
     // Adversarial exponents (2^-24..2^24) are outside f16's range: f16 gets random inputs twice.
     let adv_inputs = if kind == Kind::F16 {
         Inputs::Random
     } else {
         Inputs::Adversarial
     };
-    let adv = run_matmul(
-        ctx.gpu,
-        ctx.timer,
-        Variant { kind, tm, use_fma },
-        d,
-        adv_inputs,
-        &tune,
-    )
-    .await;
+    let adv = run_matmul(ctx.gpu, ctx.timer, v, d, adv_inputs, &tune).await;
     match (main, adv) {
         (Ok(m), Ok(a)) => {
             let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
             res.kernel = Some(serde_json::json!({
-                "label": format!("{} rows x 4 columns per invocation, 64 invocations{}", tm,
-                    if kind == Kind::Df64 { if use_fma { ", FMA product" } else { ", split product" } } else { "" }),
-                "tm": tm, "wg": 64, "product": if use_fma { "fma" } else { "split" },
+                "label": v.label(),
+                "tm": v.tm, "wg": WG, "product": if use_fma { "fma" } else { "split" },
+                "a_by_subgroup_broadcast": v.subgroup,
             }));
             res = res
                 .param("error_random", m.rel_error)
@@ -1081,5 +1187,33 @@ mod tests {
         assert_eq!(significant_bits(1.0), 1);
         assert_eq!(significant_bits(1.5), 2);
         assert_eq!(significant_bits(f32::from_bits(0x3f80_0001)), 24);
+    }
+
+    #[test]
+    fn df64_subgroup_template_writes_out_rows() {
+        let src = expand_df64_subgroup(MATMUL_DF64_SUBGROUP_WGSL, 16);
+        assert!(!src.lines().any(|l| l.trim_start().starts_with("//@")));
+        // 16 rows: one multiply-add, one accumulator and two stores each.
+        assert_eq!(src.matches("= madd(").count(), 16);
+        assert_eq!(src.matches("var acc_").count(), 16);
+        assert_eq!(src.matches("c_lo[(row0 + 15u)").count(), 1);
+        // Row 11 is the second load's lane 3.
+        assert_eq!(
+            src.matches("acc_11 = madd(subgroupBroadcast(ah_1[kk], 3u)")
+                .count(),
+            1
+        );
+        assert_eq!(src.matches("let ah_").count(), 2);
+        assert_eq!(
+            src.matches("let al_1 = a_lo[arow + 1u * 8u * k4 + kb]")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "multiple of 8")]
+    fn df64_subgroup_rows_are_whole_loads() {
+        expand_df64_subgroup(MATMUL_DF64_SUBGROUP_WGSL, 12);
     }
 }
