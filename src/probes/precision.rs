@@ -938,10 +938,17 @@ async fn measure_size(
         abandon_above_s: None,
     };
     // df64 on adapters with subgroups of 8 or more also tries the kernel that shares A by
-    // broadcast; it comes first, as it is the faster one where loads are lane by lane.
+    // broadcast; it comes first, as it is the faster one where loads are lane by lane. A
+    // quick run behind its budget keeps the first valid kernel, so the likeliest comes
+    // first: the tallest on a CPU rasteriser (more rows share each B load), the shortest on
+    // a GPU (fewer registers).
     let mut variants: Vec<Variant> = Vec::new();
     if kind == Kind::Df64 && df64_subgroups(ctx.gpu) {
-        variants.extend(SUBGROUP_TM_CHOICES.map(|tm| Variant {
+        let mut rows = SUBGROUP_TM_CHOICES.to_vec();
+        if ctx.gpu.info.software {
+            rows.reverse();
+        }
+        variants.extend(rows.into_iter().map(|tm| Variant {
             kind,
             tm,
             use_fma,
