@@ -1,6 +1,6 @@
 // Matmul in double-float: C = A * B with every element a (hi, lo) pair of f32 planes and
-// df64 accumulation (df_madd_presplit: sloppy sum, see df64.wgsl). Each invocation computes TM rows x 4
-// columns (one vec4 of each plane); the workgroup shares its rows, so A is read once per
+// df64 accumulation (df_madd_presplit: sloppy sum, see df64.wgsl). Each invocation computes
+// TM rows x 4 columns (one vec4 of each plane); the workgroup shares its rows, so A is read once per
 // row and k for all lanes. The host prepends `const TM` and pads M, N, K to tile multiples
 // (zeros are exact in df64).
 // Needs df64.wgsl (prepended by the host).

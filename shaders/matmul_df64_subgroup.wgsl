@@ -1,17 +1,19 @@
 // Matmul in double-float, "subgroup" variant: the arithmetic of matmul_df64.wgsl
 // (df_madd_presplit), but A reaches the lanes through subgroup broadcasts instead of one load
 // per row and k step in every lane. Lane s of each subgroup loads rows (s % 8) + 8r of the
-// workgroup's TM rows as vec4s along K (hi and lo planes); each row value then reaches all
-// lanes with subgroupBroadcast. One pair of vec4 loads serves 4 k steps of TM / 8 rows, where
-// the plain kernel loads 2 scalars per row and k step in every lane. On a CPU rasteriser,
-// whose lanes issue buffer loads one by one, those loads set the speed.
-// Needs subgroups of at least 8 invocations (any size >= 8: lanes past 8 load copies).
+// workgroup's TM rows as vec4s along K (hi and lo planes), TM / 8 pairs of vec4 loads per
+// 4 k steps; each row value then reaches all lanes with subgroupBroadcast from the lane that
+// loaded it. The plain kernel loads 2 scalars per row and k step in every lane instead; on a
+// CPU rasteriser, whose lanes issue buffer loads one by one, those loads set the speed.
+// Needs subgroups of at least 8 invocations whose lanes 0-7 are all active: any size >= 8
+// that divides the workgroup (64) or exceeds it; lanes past 8 load copies. The host checks
+// this (`df64_subgroups`) before building the kernel.
 // The host prepends `const TM` (a multiple of 8) and the df64 library, expands the `//@`
 // lines (a broadcast's lane must be a constant, so rows are written out), and pads M to TM,
 // N to 4 * WG and K to 4 (zeros are exact in df64).
-// The 4 k steps stay a loop: written out as straight-line code, llvmpipe (Mesa 22.3) lost the
-// low parts of the sums (relative error 1.2e-7 at 8x256x64, where the plain kernel has 6.6e-15; cause not
-// found), which the probe's own validation caught.
+// The 4 k steps stay a loop: written out as straight-line code, llvmpipe (Mesa 22.3) lost
+// the low parts of the sums (relative error 1.2e-7 at 8x256x64, where the plain kernel has
+// 6.6e-15; cause not found, see the performance log), which the probe's validation caught.
 
 struct Dims { m: u32, n: u32, k: u32, k_stop: u32 }
 
@@ -53,7 +55,8 @@ fn main(
             let b = DF(b_hi[bi], b_lo[bi]);
             // B's split serves all TM rows (unused where the product is FMA-based).
             let bs = split(b.hi);
-            //@MADD  acc_{m} = madd(subgroupBroadcast(ah_{r}[kk], {s}u), subgroupBroadcast(al_{r}[kk], {s}u), b, bs, acc_{m});
+            //@MADD  acc_{m} = madd(subgroupBroadcast(ah_{r}[kk], {s}u),
+            //@MADD      subgroupBroadcast(al_{r}[kk], {s}u), b, bs, acc_{m});
         }
     }
     //@STORE  c_hi[(row0 + {m}u) * n4 + col4] = acc_{m}.hi;

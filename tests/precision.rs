@@ -217,9 +217,21 @@ fn df64_matmul_reaches_double_float_accuracy() {
 fn df64_subgroup_matmul_reaches_double_float_accuracy() {
     let Some(gpu) = shared_gpu() else { return };
     let f = &gpu.info.features;
-    if !(f.subgroup && f.subgroup_min_size >= 8) {
+    if !precision::df64_subgroups(gpu) {
+        eprintln!(
+            "note: {} has no subgroups of 8 or more ({}..{}); the df64 subgroup kernel is not run",
+            gpu.info.name, f.subgroup_min_size, f.subgroup_max_size
+        );
         return;
     }
+    // The size-16 run below (a child process) says which size it expects.
+    if let Ok(want) = std::env::var("GPUVALUE_EXPECT_SUBGROUP") {
+        assert_eq!(f.subgroup_min_size.to_string(), want, "subgroup size");
+    }
+    eprintln!(
+        "df64 subgroup kernel at subgroup size {}",
+        f.subgroup_min_size
+    );
     let timer = Timer::new(gpu, true);
     let st = pollster::block_on(precision::self_test(gpu, Broken::default())).unwrap();
     for (tm, d, inputs, tol) in [
@@ -264,6 +276,37 @@ fn df64_subgroup_matmul_reaches_double_float_accuracy() {
             r.rel_error
         );
     }
+}
+
+/// The same test at subgroup size 16, where lanes 8-15 load copies of rows 0-7: llvmpipe
+/// runs 16 lanes with `LP_NATIVE_VECTOR_WIDTH=512`, read when the driver starts, so the test
+/// runs again in a child process (on llvmpipe only; other adapters have their own size).
+#[test]
+fn df64_subgroup_matmul_is_accurate_at_subgroup_size_16() {
+    let Some(gpu) = shared_gpu() else { return };
+    if !gpu.info.name.contains("llvmpipe") || std::env::var_os("LP_NATIVE_VECTOR_WIDTH").is_some() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "df64_subgroup_matmul_reaches_double_float_accuracy",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("LP_NATIVE_VECTOR_WIDTH", "512")
+        .env("GPUVALUE_EXPECT_SUBGROUP", "16")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("df64 subgroup kernel at subgroup size 16") && text.contains("1 passed"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -110,36 +110,58 @@ fn df64_subgroup_matmul_source(tm: u32) -> String {
         .build()
 }
 
-/// Expands the df64 subgroup kernel's template for `tm` rows: `//@ACC_DECL`, `//@MADD` and
-/// `//@STORE` once per row {m}, which lives in load {r} of lane {s}; `//@A_LOAD` once per
-/// 8-row load {r}.
+/// Expands the df64 subgroup kernel's template for `tm` rows. Consecutive lines with the same
+/// `//@TAG` form one group, written out once per row {m} (`ACC_DECL`, `MADD`, `STORE`) or
+/// once per 8-row load {r} (`A_LOAD`); row m lives in load {r} = m / 8 of lane {s} = m % 8.
 fn expand_df64_subgroup(template: &str, tm: u32) -> String {
     assert!(
         tm.is_multiple_of(8) && tm > 0,
         "df64 subgroup rows must be a multiple of 8, not {tm}"
     );
-    let mut out = String::new();
-    for line in template.lines() {
+    // (tag, indent, text after the tag) for a template line; None for a plain line.
+    let parse = |line: &str| -> Option<(String, String, String)> {
         let t = line.trim_start();
-        let Some(rest) = t.strip_prefix("//@") else {
-            out.push_str(line);
+        let rest = t.strip_prefix("//@")?;
+        let (tag, text) = rest.split_once(' ').unwrap_or((rest, ""));
+        let indent = line[..line.len() - t.len()].to_string();
+        Some((tag.to_string(), indent, text.to_string()))
+    };
+    let lines: Vec<&str> = template.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((tag, ..)) = parse(lines[i]) else {
+            out.push_str(lines[i]);
             out.push('\n');
+            i += 1;
             continue;
         };
-        let (tag, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let text = format!("{}{}", &line[..line.len() - t.len()], text.trim_start());
-        let copies: Vec<u32> = match tag {
+        let mut group = Vec::new();
+        while let Some(l) = lines.get(i).and_then(|l| parse(l)).filter(|l| l.0 == tag) {
+            group.push(l);
+            i += 1;
+        }
+        // The group keeps its own relative indentation under the comment's.
+        let cut = group
+            .iter()
+            .map(|(_, _, t)| t.len() - t.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let rows: Vec<u32> = match tag.as_str() {
             "ACC_DECL" | "MADD" | "STORE" => (0..tm).collect(),
-            "A_LOAD" => (0..tm / 8).map(|r| r * 8).collect(),
+            "A_LOAD" => (0..tm).step_by(8).collect(),
             other => panic!("unknown df64 template tag //@{other}"),
         };
-        for m in copies {
-            let filled = text
-                .replace("{m}", &m.to_string())
-                .replace("{r}", &(m / 8).to_string())
-                .replace("{s}", &(m % 8).to_string());
-            out.push_str(&filled);
-            out.push('\n');
+        for m in rows {
+            for (_, indent, text) in &group {
+                let filled = text[cut..]
+                    .replace("{m}", &m.to_string())
+                    .replace("{r}", &(m / 8).to_string())
+                    .replace("{s}", &(m % 8).to_string());
+                out.push_str(indent);
+                out.push_str(&filled);
+                out.push('\n');
+            }
         }
     }
     out
@@ -191,7 +213,7 @@ fn kernel_variants() -> Vec<KernelSource> {
     for tm in SUBGROUP_TM_CHOICES {
         for fma in [false, true] {
             out.push(KernelSource::new(
-                "matmul df64",
+                "matmul df64 subgroup",
                 df64_subgroup_matmul_source(tm),
                 "main",
                 &[("WG", f64::from(WG)), ("USE_FMA", flag(fma))],
@@ -202,7 +224,7 @@ fn kernel_variants() -> Vec<KernelSource> {
 }
 
 /// Whether the adapter can run the df64 subgroup kernel: subgroups of at least 8.
-fn df64_subgroups(gpu: &Gpu) -> bool {
+pub fn df64_subgroups(gpu: &Gpu) -> bool {
     let f = &gpu.info.features;
     f.subgroup && f.subgroup_min_size >= 8 && gpu.has(wgpu::Features::SUBGROUP)
 }
@@ -621,6 +643,19 @@ fn padded_dims(gpu: &Gpu, v: Variant, d: Dims) -> Result<Dims> {
     if d.m == 0 || d.n == 0 || d.k == 0 {
         bail!("matrix sizes must be at least 1");
     }
+    if subgroup && !(kind == Kind::Df64 && df64_subgroups(gpu)) {
+        bail!(
+            "the subgroup kernel is df64 only and needs subgroups of at least 8 invocations; this adapter has {}",
+            if gpu.info.features.subgroup {
+                format!(
+                    "{}..{}",
+                    gpu.info.features.subgroup_min_size, gpu.info.features.subgroup_max_size
+                )
+            } else {
+                "none".into()
+            }
+        );
+    }
     let p = Dims {
         m: d.m.next_multiple_of(tm as usize),
         n: d.n.next_multiple_of(4 * WG as usize),
@@ -776,7 +811,11 @@ fn df64_kernel(
     gpu.poison(&bufs[4], f32::NAN.to_bits());
     let pipe = pipeline(
         gpu,
-        "matmul df64",
+        if subgroup {
+            "matmul df64 subgroup"
+        } else {
+            "matmul df64"
+        },
         if subgroup {
             df64_subgroup_matmul_source(c.tm)
         } else {
@@ -938,10 +977,10 @@ async fn measure_size(
         abandon_above_s: None,
     };
     // df64 on adapters with subgroups of 8 or more also tries the kernel that shares A by
-    // broadcast; it comes first, as it is the faster one where loads are lane by lane. A
-    // quick run behind its budget keeps the first valid kernel, so the likeliest comes
-    // first: the tallest on a CPU rasteriser (more rows share each B load), the shortest on
-    // a GPU (fewer registers).
+    // broadcast, before the plain one: where loads are issued lane by lane (CPU rasterisers)
+    // it is about twice as fast; on GPUs both are tried in a full run. A quick run behind
+    // its budget keeps the first valid kernel, so the likeliest comes first: the tallest on
+    // a CPU rasteriser (more rows share each B load), the shortest on a GPU (registers).
     let mut variants: Vec<Variant> = Vec::new();
     if kind == Kind::Df64 && df64_subgroups(ctx.gpu) {
         let mut rows = SUBGROUP_TM_CHOICES.to_vec();
@@ -1216,6 +1255,14 @@ mod tests {
                 .count(),
             1
         );
+        // A group is written out whole for each row: row 3's two MADD lines are adjacent,
+        // the second keeping its extra indentation.
+        assert!(src.contains(concat!(
+            "            acc_3 = madd(subgroupBroadcast(ah_0[kk], 3u),\n",
+            "                subgroupBroadcast(al_0[kk], 3u), b, bs, acc_3);\n"
+        )));
+        // The two A loads of one row group stay together.
+        assert!(src.contains("let ah_1 = a_hi[arow + 1u * 8u * k4 + kb];\n        let al_1"));
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn limits_of(s: &AdapterSummary) -> Vec<String> {
     let mut v = vec![
         "native f64: WebGPU has no SHADER_F64, so df64 (double-float) is the double figure here"
             .to_string(),
-        "subgroups: wgpu's WebGPU backend does not pass them through yet (gfx-rs/wgpu#10146), so the subgroup FP32 matmul kernel is not a candidate".into(),
+        "subgroups: wgpu's WebGPU backend does not pass them through yet (gfx-rs/wgpu#10146), so the subgroup FP32 and df64 matmul kernels are not candidates".into(),
         "cooperative matrices (tensor cores): WebGPU has none".into(),
         "the GPU model: browsers hide it; pick it from the list to rank it".into(),
     ];
