@@ -192,6 +192,51 @@ pub async fn run_suite(
         .await
         .map_err(|e| js_err(format!("{e:#}")))?;
     gpu.wgsl = w.wgsl;
+    let (host, mut results) = new_results(&opts, &suite, &summary, wgsl);
+    let list: Vec<ProbeRef> = probes::REGISTRY.to_vec();
+    let deadline = crate::clock::Instant::now() + suite.budget;
+    let total = list.len();
+    for i in 0..total {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let report = |label: &str| {
+            call(
+                &progress,
+                &[label.into(), (i as f64).into(), (total as f64).into()],
+            )
+        };
+        let mut on_record = |results: &ResultsFile| {
+            if let Ok(j) = serde_json::to_string(results) {
+                call(&on_result, &[j.into()]);
+            }
+        };
+        let step = ProbeStep {
+            gpu: &gpu,
+            probes: &list[i..],
+            deadline,
+            suite: &suite,
+            host: &host,
+        };
+        step.run(&mut results, &report, &mut on_record).await;
+    }
+    gpu.set_watchdog(None);
+    crate::suite::finish(&mut results);
+    call(
+        &progress,
+        &["done".into(), (total as f64).into(), (total as f64).into()],
+    );
+    serde_json::to_string_pretty(&results).map_err(js_err)
+}
+
+/// The page's results file before any probe: the command line's schema, `host.hostname`
+/// `browser`, and the `browser` section.
+fn new_results(
+    opts: &WebOptions,
+    suite: &Suite,
+    summary: &AdapterSummary,
+    wgsl_features: Vec<String>,
+) -> (HostInfo, ResultsFile) {
     let host = HostInfo {
         hostname: "browser".into(),
         os: opts.platform.clone(),
@@ -202,10 +247,12 @@ pub async fn run_suite(
         // Unknown: no host cap on buffer sizes (the suite's array size bounds them).
         ram_bytes: 0,
     };
-    let list: Vec<ProbeRef> = probes::REGISTRY.to_vec();
     let options = RunOptions {
         quick: true,
-        probes: list.iter().map(|p| p.name().to_string()).collect(),
+        probes: probes::REGISTRY
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
         sizes: suite
             .sizes
             .as_ref()
@@ -221,58 +268,67 @@ pub async fn run_suite(
         user_agent: opts.user_agent.clone(),
         stated_gpu: opts.stated_gpu.clone().filter(|s| !s.trim().is_empty()),
         adapter_description: summary.name.clone(),
-        wgsl_features: wgsl,
+        wgsl_features,
         cross_origin_isolated: opts.cross_origin_isolated,
-        limits: limits_of(&summary),
+        limits: limits_of(summary),
     });
-    let deadline = crate::clock::Instant::now() + suite.budget;
-    let total = list.len();
-    for (i, probe) in list.iter().enumerate() {
-        if crate::interrupt::requested() {
-            break;
-        }
+    (host, results)
+}
+
+/// One probe of the page's suite: `probes[0]` runs with its share of the time left before
+/// `deadline` (the rest of `probes` still to come).
+struct ProbeStep<'a> {
+    gpu: &'a Gpu,
+    probes: &'a [ProbeRef],
+    deadline: crate::clock::Instant,
+    suite: &'a Suite,
+    host: &'a HostInfo,
+}
+
+impl ProbeStep<'_> {
+    /// Runs the probe into `results`, calling `on_record` after every result it keeps.
+    async fn run(
+        &self,
+        results: &mut ResultsFile,
+        report: &dyn Fn(&str),
+        on_record: &mut dyn FnMut(&ResultsFile),
+    ) {
+        let (gpu, probe) = (self.gpu, self.probes[0]);
         // A device that stopped working runs nothing more; each probe left says why, as
         // the native bench records it.
         if let Some(h) = gpu.halted() {
             let r = crate::results::ProbeResult::placeholder(probe.name())
                 .with_status(crate::results::Status::Skipped, format!("not run: {h}"));
             results.probes.push(r);
-            continue;
+            return;
         }
-        let left = deadline.saturating_duration_since(crate::clock::Instant::now());
-        let budget = probes::budget(*probe, left, &list[i..]);
+        let left = self
+            .deadline
+            .saturating_duration_since(crate::clock::Instant::now());
+        let budget = probes::budget(probe, left, self.probes);
         gpu.set_watchdog(Some(Watchdog::new(
             Duration::from_secs(60),
             budget * 2 + Duration::from_secs(120),
         )));
-        let timer = Timer::new(&gpu, true);
-        let name = probe.name();
-        let report = |label: &str| {
-            call(
-                &progress,
-                &[label.into(), (i as f64).into(), (total as f64).into()],
-            )
-        };
-        report(name);
+        let timer = Timer::new(gpu, true);
+        report(probe.name());
         let ctx = Ctx {
-            gpu: &gpu,
+            gpu,
             timer: &timer,
             plan: Plan::quick(),
             quick: true,
-            sizes: suite.sizes.clone(),
+            sizes: self.suite.sizes.clone(),
             deadline: crate::clock::Instant::now() + budget,
             trusted: false,
-            host: &host,
-            progress: &report,
+            host: self.host,
+            progress: report,
             faults: Default::default(),
-            array_bytes: Some(suite.array_mib << 20),
+            array_bytes: Some(self.suite.array_mib << 20),
             reduced: Default::default(),
         };
         let mut emit = |r| {
-            if crate::suite::record(&mut results, r, &timer, ctx.reduced.take())
-                && let Ok(j) = serde_json::to_string(&results)
-            {
-                call(&on_result, &[j.into()]);
+            if crate::suite::record(results, r, &timer, ctx.reduced.take()) {
+                on_record(results);
             }
         };
         probe.run(&ctx, &mut emit).await;
@@ -281,13 +337,6 @@ pub async fn run_suite(
         let _ = gpu.settle().await;
         let _ = gpu.take_error();
     }
-    gpu.set_watchdog(None);
-    crate::suite::finish(&mut results);
-    call(
-        &progress,
-        &["done".into(), (total as f64).into(), (total as f64).into()],
-    );
-    serde_json::to_string_pretty(&results).map_err(js_err)
 }
 
 fn parse(results_json: &str) -> Result<ResultsFile, JsValue> {
