@@ -7,7 +7,7 @@ use crate::gpu::fault::FaultSpec;
 use crate::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
 use crate::host::HostInfo;
 use crate::interrupt;
-use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
+use crate::probes::{self, Ctx, ProbeRef, RunCtx, measure::Plan};
 use crate::reference::Dims;
 use crate::report::fmt::{term, term_text};
 use crate::results::{Incident, MemoryCheck, ProbeResult, ResultsFile, RunOptions, Status};
@@ -242,6 +242,30 @@ impl BenchOptions {
         }
     }
 
+    /// The executor-independent part of a probe's context.
+    fn run_ctx<'a>(
+        &self,
+        host: &'a HostInfo,
+        budget: Duration,
+        progress: &'a dyn Fn(&str),
+    ) -> RunCtx<'a> {
+        RunCtx {
+            plan: if self.quick {
+                Plan::quick()
+            } else {
+                Plan::full()
+            },
+            quick: self.quick,
+            sizes: self.sizes.clone(),
+            deadline: Instant::now() + budget,
+            trusted: self.trusted,
+            host,
+            progress,
+            array_bytes: self.array_mib.map(|m| m << 20),
+            reduced: Default::default(),
+        }
+    }
+
     fn run_options(&self, probes: &[ProbeRef]) -> RunOptions {
         RunOptions {
             quick: self.quick,
@@ -338,6 +362,35 @@ fn check_adapter_fits(opts: &BenchOptions, gpu: &Gpu) -> Result<()> {
     Ok(())
 }
 
+/// Refuses options an OpenCL device cannot honour before anything is measured.
+fn check_opencl_fits(opts: &BenchOptions, cl: &crate::opencl::ClGpu) -> Result<()> {
+    let limit = cl.info.limits.max_buffer_size;
+    for &d in opts.sizes.iter().flatten() {
+        let bytes = (d.m.max(d.n) * d.k.max(d.n) * 8) as u64;
+        if bytes > limit {
+            bail!(
+                "--sizes {}x{}x{}: a matrix of {} MiB is over device {}'s largest allocation ({} MiB)",
+                d.m,
+                d.n,
+                d.k,
+                bytes >> 20,
+                cl.info,
+                limit >> 20
+            );
+        }
+    }
+    if let Some(mib) = opts.array_mib
+        && mib << 20 > limit
+    {
+        bail!(
+            "--array-mib {mib}: larger than device {}'s largest allocation ({} MiB)",
+            cl.info,
+            limit >> 20
+        );
+    }
+    Ok(())
+}
+
 fn progress_bar(opts: &BenchOptions, probes: usize, name: &str) -> Option<ProgressBar> {
     if opts.quiet || !std::io::stderr().is_terminal() {
         return None;
@@ -358,8 +411,7 @@ fn progress_bar(opts: &BenchOptions, probes: usize, name: &str) -> Option<Progre
 struct AdapterRun<'a> {
     opts: &'a BenchOptions,
     host: &'a HostInfo,
-    adapter: wgpu::Adapter,
-    gpu: Gpu,
+    exec: Exec,
     path: PathBuf,
     results: ResultsFile,
     watcher: runs::Watcher,
@@ -369,6 +421,39 @@ struct AdapterRun<'a> {
     baseline: Option<(u64, usize)>,
     /// Set when the device can no longer be used: the remaining probes are not run.
     dead: Option<String>,
+}
+
+/// The executor an adapter's run measures with.
+enum Exec {
+    Wgpu {
+        adapter: wgpu::Adapter,
+        gpu: Box<Gpu>,
+    },
+    OpenCl(Box<crate::opencl::ClGpu>),
+}
+
+impl Exec {
+    fn open(adapter: &adapter::Adapter, info: &crate::model::AdapterSummary) -> Result<Exec> {
+        Ok(match adapter {
+            adapter::Adapter::Wgpu(a) => Exec::Wgpu {
+                adapter: a.clone(),
+                gpu: Box::new(pollster::block_on(Gpu::open(a.clone(), info.clone()))?),
+            },
+            adapter::Adapter::OpenCl(d) => Exec::OpenCl(Box::new(crate::opencl::ClGpu::open(
+                d.clone(),
+                info.clone(),
+            )?)),
+        })
+    }
+
+    /// The wgpu device, where this run uses wgpu (watchdog, fault injection, leak checks
+    /// and reopening are wgpu's: OpenCL has no way to stop a kernel or count allocations).
+    fn gpu(&self) -> Option<&Gpu> {
+        match self {
+            Exec::Wgpu { gpu, .. } => Some(gpu),
+            Exec::OpenCl(_) => None,
+        }
+    }
 }
 
 impl<'a> AdapterRun<'a> {
@@ -388,9 +473,11 @@ impl<'a> AdapterRun<'a> {
                 term(&info.name)
             );
         }
-        let adapter = list.adapters[idx].clone();
-        let gpu = pollster::block_on(Gpu::open(adapter.clone(), info.clone()))?;
-        check_adapter_fits(opts, &gpu)?;
+        let exec = Exec::open(&list.adapters[idx], &info)?;
+        match &exec {
+            Exec::Wgpu { gpu, .. } => check_adapter_fits(opts, gpu)?,
+            Exec::OpenCl(cl) => check_opencl_fits(opts, cl)?,
+        }
         let registration = match runs::Registration::new(&path, &info.name) {
             Ok(r) => Some(std::sync::Arc::new(r)),
             Err(e) => {
@@ -407,11 +494,10 @@ impl<'a> AdapterRun<'a> {
         Ok(AdapterRun {
             bar: progress_bar(opts, probes.len(), &info.name),
             deadline: Instant::now() + opts.time_budget,
-            baseline: gpu.memory_in_use(),
+            baseline: exec.gpu().and_then(Gpu::memory_in_use),
             opts,
             host,
-            adapter,
-            gpu,
+            exec,
             path,
             results,
             watcher,
@@ -441,13 +527,24 @@ impl<'a> AdapterRun<'a> {
             .unwrap_or_else(|| default_probe_timeout(budget));
         let others_before = self.watcher.take();
         let first = self.results.probes.len();
-        self.gpu
-            .set_watchdog(Some(Watchdog::new(self.opts.wait_timeout, timeout)));
         let fault = self.opts.inject_fault.as_ref().filter(|f| f.probe == name);
-        self.gpu.arm(fault.map(|f| f.fault));
+        if let Some(gpu) = self.exec.gpu() {
+            gpu.set_watchdog(Some(Watchdog::new(self.opts.wait_timeout, timeout)));
+            gpu.arm(fault.map(|f| f.fault));
+        } else if let Some(f) = fault {
+            let why = format!(
+                "--inject-fault {}: fault injection works on wgpu adapters only",
+                f.fault.name()
+            );
+            self.results
+                .incidents
+                .push(Incident::new(name, "fault_not_fired", why));
+        }
         let outcome = self.guarded(probe, budget)?;
-        self.gpu.set_watchdog(None);
-        self.note_unfired_fault(name);
+        if let Some(gpu) = self.exec.gpu() {
+            gpu.set_watchdog(None);
+            self.note_unfired_fault(name);
+        }
         if let Some(b) = &self.bar {
             b.inc(1);
         }
@@ -477,7 +574,7 @@ impl<'a> AdapterRun<'a> {
         let AdapterRun {
             opts,
             host,
-            gpu,
+            exec,
             results,
             path,
             bar,
@@ -488,36 +585,37 @@ impl<'a> AdapterRun<'a> {
                 b.set_message(msg.to_string());
             }
         };
-        let timer = Timer::new(gpu, opts.timestamps);
-        let ctx = Ctx {
-            gpu,
-            timer: &timer,
-            plan: if opts.quick {
-                Plan::quick()
-            } else {
-                Plan::full()
-            },
-            quick: opts.quick,
-            sizes: opts.sizes.clone(),
-            deadline: Instant::now() + budget,
-            trusted: opts.trusted,
-            host,
-            progress: &progress,
-            faults: Default::default(),
-            array_bytes: opts.array_mib.map(|m| m << 20),
-            reduced: Default::default(),
-        };
         let mut save_err = None;
-        let mut emit = |r: ProbeResult| {
-            if suite::record(results, r, &timer, ctx.reduced.take())
-                && let Err(e) = results.save(path)
-            {
-                save_err.get_or_insert(e);
+        let run = opts.run_ctx(host, budget, &progress);
+        let outcome = match exec {
+            Exec::Wgpu { gpu, .. } => {
+                let timer = Timer::new(gpu, opts.timestamps);
+                let ctx = Ctx::new(gpu, &timer, run);
+                let mut emit = |r: ProbeResult| {
+                    if suite::record(results, r, timer.fallback_reason(), ctx.reduced.take())
+                        && let Err(e) = results.save(path)
+                    {
+                        save_err.get_or_insert(e);
+                    }
+                };
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pollster::block_on(probe.run(&ctx, &mut emit))
+                }))
+            }
+            Exec::OpenCl(cl) => {
+                let ctx = probes::ClCtx { cl, run };
+                let mut emit = |r: ProbeResult| {
+                    if suite::record(results, r, cl.fallback_reason(), ctx.reduced.take())
+                        && let Err(e) = results.save(path)
+                    {
+                        save_err.get_or_insert(e);
+                    }
+                };
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pollster::block_on(probe.run_opencl(&ctx, &mut emit))
+                }))
             }
         };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pollster::block_on(probe.run(&ctx, &mut emit))
-        }));
         if let Some(e) = save_err {
             return Err(e);
         }
@@ -527,7 +625,10 @@ impl<'a> AdapterRun<'a> {
     /// A fault the probe never reached (no allocation, no pipeline, no wait) is recorded,
     /// or a test could pass without its fault.
     fn note_unfired_fault(&mut self, name: &str) {
-        if let Some(f) = self.gpu.armed() {
+        let Some(gpu) = self.exec.gpu() else {
+            return;
+        };
+        if let Some(f) = gpu.armed() {
             self.results.incidents.push(Incident::new(
                 name,
                 "fault_not_fired",
@@ -537,14 +638,17 @@ impl<'a> AdapterRun<'a> {
                 ),
             ));
         }
-        self.gpu.arm(None);
+        gpu.arm(None);
     }
 
     /// Records a watchdog stop or a lost device; waits for a wedged device to drain. Gives
     /// the reason to reopen the device, if it must be.
     fn after_halt(&mut self, name: &str) -> Option<String> {
         let wait = self.opts.wait_timeout;
-        match self.gpu.halted() {
+        let Exec::Wgpu { gpu, .. } = &self.exec else {
+            return None;
+        };
+        match gpu.halted() {
             Some(Halt::Wedged(m)) => {
                 self.results
                     .incidents
@@ -553,7 +657,7 @@ impl<'a> AdapterRun<'a> {
                     b.set_message("waiting for the device to finish the stopped work");
                 }
                 let t0 = Instant::now();
-                if self.gpu.drain(wait * 5) {
+                if gpu.drain(wait * 5) {
                     let d = format!(
                         "the device finished the stopped work {:.1} s later; the run goes on",
                         t0.elapsed().as_secs_f64()
@@ -587,10 +691,13 @@ impl<'a> AdapterRun<'a> {
         if self.dead.is_some() {
             return;
         }
-        match pollster::block_on(Gpu::open(self.adapter.clone(), self.gpu.info.clone())) {
+        let Exec::Wgpu { adapter, gpu } = &mut self.exec else {
+            return;
+        };
+        match pollster::block_on(Gpu::open(adapter.clone(), gpu.info.clone())) {
             Ok(g) => {
-                self.gpu = g;
-                self.baseline = self.gpu.memory_in_use();
+                **gpu = g;
+                self.baseline = gpu.memory_in_use();
                 let d = format!("a new device was opened on the adapter {why}");
                 self.results
                     .incidents
@@ -602,7 +709,8 @@ impl<'a> AdapterRun<'a> {
 
     /// Leak check: what the probe allocated must be released when it ends.
     fn check_leaks(&mut self, name: &str) {
-        let (Some((base, _)), Some((now, count))) = (self.baseline, self.gpu.memory_in_use())
+        let (Some((base, _)), Some((now, count))) =
+            (self.baseline, self.exec.gpu().and_then(Gpu::memory_in_use))
         else {
             return;
         };
@@ -654,10 +762,12 @@ impl<'a> AdapterRun<'a> {
         }
         suite::finish(&mut self.results);
         self.results.save(&self.path)?;
-        if self.dead.is_some() && matches!(self.gpu.halted(), Some(Halt::Wedged(_))) {
+        if self.dead.is_some()
+            && matches!(self.exec.gpu().and_then(Gpu::halted), Some(Halt::Wedged(_)))
+        {
             // Dropping a device with work still queued waits for that work without bound;
             // the device is unusable, so it is left to the process's exit.
-            std::mem::forget(self.gpu);
+            std::mem::forget(self.exec);
         }
         Ok(BenchOutcome {
             path: self.path,

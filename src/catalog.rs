@@ -1343,7 +1343,8 @@ mod tests {
             ("Tesla T4", Some("t4")),
             ("AMD Instinct MI250X", Some("mi250x")),
             ("AMD Instinct MI300X", Some("mi300x")),
-            ("AMD Radeon Graphics (gfx942)", Some("mi300x")),
+            ("AMD Instinct MI210", Some("mi210")),
+            ("gfx942:sramecc+:xnack-", None),
             ("NVIDIA GeForce RTX 4090", Some("rtx-4090")),
             ("Tesla V100-SXM2-16GB", Some("v100-sxm2-16gb")),
             ("NVIDIA A100-PCIE-40GB", Some("a100-40gb-pcie")),
@@ -1352,7 +1353,7 @@ mod tests {
             ("NVIDIA H100 NVL", None),
             ("NVIDIA H200 NVL", None),
             ("NVIDIA GeForce RTX 4090 D", None),
-            ("AMD Instinct MI210", None),
+            ("AMD Instinct MI250", None),
             ("llvmpipe (LLVM 15.0.6, 256 bits)", None),
             ("Apple M2", None),
         ];

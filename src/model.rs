@@ -43,7 +43,7 @@ pub struct AdapterSummary {
     pub device_id: u32,
     /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
     pub device_type: String,
-    /// `vulkan`, `metal`, `dx12` or `gl`.
+    /// `vulkan`, `metal`, `dx12`, `gl`, `webgpu` or `opencl`.
     pub backend: String,
     pub driver: String,
     pub driver_info: String,
@@ -54,6 +54,32 @@ pub struct AdapterSummary {
     pub pci_bus_id: Option<String>,
     pub limits: LimitsSummary,
     pub features: FeatureSummary,
+    /// What an OpenCL device reports beyond the common fields (backend `opencl` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opencl: Option<OpenClInfo>,
+    /// Other backends that reach the same GPU (same PCI bus id), listed once on this one:
+    /// `--backend NAME` picks another path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_paths: Vec<String>,
+}
+
+/// An OpenCL device's own facts, as `gpuvalue devices` shows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenClInfo {
+    /// Platform name and version (`AMD Accelerated Parallel Processing (OpenCL 2.1 ...)`).
+    pub platform: String,
+    /// `CL_DEVICE_NAME`: ROCm's gfx id (`gfx942:sramecc+:xnack-`), PoCL's `pthread-...`.
+    pub device_name: String,
+    /// `CL_DEVICE_BOARD_NAME_AMD`: the product name, used as the adapter name where given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_name: Option<String>,
+    pub global_mem_bytes: u64,
+    pub compute_units: u32,
+    pub max_clock_mhz: u32,
+    /// `cl_khr_integer_dot_product` (packed int8 dot products in hardware).
+    pub integer_dot_product: bool,
+    /// The extensions that matter to the probes, of those the device lists.
+    pub extensions: Vec<String>,
 }
 
 impl AdapterSummary {
@@ -80,6 +106,9 @@ pub enum TimingMethod {
     GpuTimestamps,
     /// Host clock from submit until the device reports the work done.
     WallClock,
+    /// OpenCL profiling events (`CL_QUEUE_PROFILING_ENABLE`): the first command's start to
+    /// the last one's end, cross-checked against the wall clock.
+    ProfilingEvents,
 }
 
 impl std::fmt::Display for TimingMethod {
@@ -87,6 +116,7 @@ impl std::fmt::Display for TimingMethod {
         f.write_str(match self {
             TimingMethod::GpuTimestamps => "gpu timestamps",
             TimingMethod::WallClock => "wall clock",
+            TimingMethod::ProfilingEvents => "opencl profiling events",
         })
     }
 }

@@ -4,7 +4,6 @@
 //! The native bench adds its watchdog, fault injection, locks and leak checks around this.
 
 use crate::files::now_rfc3339;
-use crate::gpu::Timer;
 use crate::probes;
 use crate::results::{ProbeResult, ResultsFile, Status};
 
@@ -13,14 +12,14 @@ use crate::results::{ProbeResult, ResultsFile, Status};
 pub fn record(
     results: &mut ResultsFile,
     mut r: ProbeResult,
-    timer: &Timer<'_>,
+    timer_fallback: Option<&str>,
     reduced: bool,
 ) -> bool {
     // What was cut short by an interrupt is not a finding: keep only what finished.
     if crate::interrupt::requested() && r.status != Status::Ok {
         return false;
     }
-    annotate(&mut r, timer, results.adapter.software);
+    annotate(&mut r, timer_fallback, results.adapter.software);
     if results.browser.is_some()
         && let Some(t) = r.timing.as_mut()
         && t.method == crate::gpu::TimingMethod::GpuTimestamps
@@ -53,8 +52,8 @@ pub fn finish(results: &mut ResultsFile) {
 
 /// How the timer ended up timing, recorded beside the timing (a surprise on a hardware
 /// adapter is also a warning); a wide spread of samples is a warning.
-pub fn annotate(r: &mut ProbeResult, timer: &Timer<'_>, software: bool) {
-    if let Some(reason) = timer.fallback_reason() {
+pub fn annotate(r: &mut ProbeResult, timer_fallback: Option<&str>, software: bool) {
+    if let Some(reason) = timer_fallback {
         if let Some(t) = r.timing.as_mut()
             && t.note.is_none()
         {

@@ -13,17 +13,30 @@ pub enum BackendChoice {
     Metal,
     Dx12,
     Gl,
+    /// The second executor: OpenCL C kernels through the ICD loader (ROCm on AMD Instinct,
+    /// NVIDIA's driver, PoCL on a CPU).
+    Opencl,
 }
 
 impl BackendChoice {
+    /// The wgpu backends this choice searches (none for OpenCL).
     pub fn to_wgpu(self) -> wgpu::Backends {
         match self {
             BackendChoice::Vulkan => wgpu::Backends::VULKAN,
             BackendChoice::Metal => wgpu::Backends::METAL,
             BackendChoice::Dx12 => wgpu::Backends::DX12,
             BackendChoice::Gl => wgpu::Backends::GL,
+            BackendChoice::Opencl => wgpu::Backends::empty(),
         }
     }
+}
+
+/// A device some executor can open: a wgpu adapter, or an OpenCL device.
+#[derive(Clone, Debug)]
+pub enum Adapter {
+    Wgpu(wgpu::Adapter),
+    #[cfg(not(target_arch = "wasm32"))]
+    OpenCl(crate::opencl::ClDevice),
 }
 
 /// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all|visible|pci:BUS`.
@@ -176,6 +189,8 @@ pub fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
             subgroup_min_size: if subgroup { info.subgroup_min_size } else { 0 },
             subgroup_max_size: if subgroup { info.subgroup_max_size } else { 0 },
         },
+        opencl: None,
+        other_paths: Vec::new(),
     }
 }
 
@@ -191,16 +206,18 @@ fn preference(s: &AdapterSummary) -> (u8, u8, u8) {
     };
     let backend = match s.backend.as_str() {
         "vulkan" | "metal" => 3,
-        "dx12" => 2,
+        // A GPU both reach is listed on Vulkan (deduplicated by bus id); OpenCL ranks
+        // above GL for what only it reaches (AMD Instinct).
+        "dx12" | "opencl" => 2,
         "gl" => 1,
         _ => 0,
     };
     (hw, ty, backend)
 }
 
-/// The adapters wgpu finds, in a stable order, with their summaries.
+/// The adapters wgpu and OpenCL find, in a stable order, with their summaries.
 pub struct AdapterList {
-    pub adapters: Vec<wgpu::Adapter>,
+    pub adapters: Vec<Adapter>,
     pub summaries: Vec<AdapterSummary>,
     /// What was searched, for error messages.
     pub searched: String,
@@ -212,7 +229,9 @@ pub enum SelectError {
         "no GPU adapter found (searched backends: {searched}).\n\
          On a Linux machine without a GPU, install Mesa's software Vulkan driver (lavapipe):\n\
          \x20   sudo apt-get update && sudo apt-get install -y mesa-vulkan-drivers\n\
-         then check with `vulkaninfo --summary` (package vulkan-tools)."
+         then check with `vulkaninfo --summary` (package vulkan-tools).\n\
+         For OpenCL (`--backend opencl`): a GPU vendor's runtime (ROCm on AMD Instinct), or\n\
+         PoCL on the CPU: sudo apt-get install -y pocl-opencl-icd ocl-icd-libopencl1 (check with `clinfo -l`)."
     )]
     NoneFound { searched: String },
     #[error("--adapter {index}: index out of range; there are {count} adapter(s):\n{list}")]
@@ -235,10 +254,56 @@ pub fn instance(backend: Option<BackendChoice>) -> wgpu::Instance {
     wgpu::Instance::new(desc)
 }
 
-/// Lists every adapter on the requested backends. The same physical GPU seen through two
-/// backends (Vulkan and GL, say) is listed once, through its preferred backend, unless the
-/// user named a backend.
+/// Lists every adapter on the requested backends: wgpu's, then OpenCL's devices. The same
+/// physical GPU seen through two backends (Vulkan and GL, or Vulkan and OpenCL, by PCI bus
+/// id) is listed once, through its preferred backend, with the other named in `other_paths`,
+/// unless the user named a backend.
 pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
+    let mut pairs: Vec<(Adapter, AdapterSummary)> = Vec::new();
+    if backend != Some(BackendChoice::Opencl) {
+        pairs.extend(wgpu_adapters(backend));
+    }
+    let mut searched = searched_wgpu(backend);
+    #[cfg(not(target_arch = "wasm32"))]
+    if backend.is_none() || backend == Some(BackendChoice::Opencl) {
+        match crate::opencl::enumerate() {
+            Ok(devices) => {
+                for d in devices {
+                    let s = crate::opencl::device::summarize(0, &d.facts);
+                    let twin = s.pci_bus_id.as_ref().and_then(|bus| {
+                        pairs
+                            .iter_mut()
+                            .find(|(_, w)| w.pci_bus_id.as_ref() == Some(bus) && !w.software)
+                    });
+                    match twin {
+                        Some((_, w)) if backend.is_none() => w.other_paths.push("opencl".into()),
+                        _ => pairs.push((Adapter::OpenCl(d), s)),
+                    }
+                }
+                searched.push("opencl".into());
+            }
+            Err(why) => searched.push(format!("opencl ({why})")),
+        }
+    }
+    // Stable order: best first, then by name, so indices do not depend on driver order.
+    pairs.sort_by(|a, b| {
+        preference(&b.1)
+            .cmp(&preference(&a.1))
+            .then_with(|| a.1.name.cmp(&b.1.name))
+    });
+    let (adapters, mut summaries): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    for (i, s) in summaries.iter_mut().enumerate() {
+        s.index = i;
+    }
+    AdapterList {
+        adapters,
+        summaries,
+        searched: searched.join(", "),
+    }
+}
+
+/// wgpu's adapters on the requested backends, one per GPU unless a backend was named.
+fn wgpu_adapters(backend: Option<BackendChoice>) -> Vec<(Adapter, AdapterSummary)> {
     let inst = instance(backend);
     let backends = backend.map_or(wgpu::Backends::all(), BackendChoice::to_wgpu);
     let found = pollster::block_on(inst.enumerate_adapters(backends));
@@ -249,7 +314,6 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
             (a, s)
         })
         .collect();
-    // Stable order: best first, then by name, so indices do not depend on driver order.
     pairs.sort_by(|a, b| {
         preference(&b.1)
             .cmp(&preference(&a.1))
@@ -259,25 +323,31 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
         let mut kept: Vec<(wgpu::Adapter, AdapterSummary)> = Vec::new();
         for (a, s) in pairs {
             let info = a.get_info();
-            let dup = kept.iter().any(|(ka, ks)| {
+            let dup = kept.iter_mut().find(|(ka, ks)| {
                 let ki = ka.get_info();
                 ks.name == s.name
                     && ki.device == info.device
                     && ki.device_pci_bus_id == info.device_pci_bus_id
                     && ks.backend != s.backend
             });
-            if !dup {
-                kept.push((a, s));
+            match dup {
+                Some((_, ks)) => ks.other_paths.push(s.backend.clone()),
+                None => kept.push((a, s)),
             }
         }
         pairs = kept;
     }
-    let (adapters, mut summaries): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
-    for (i, s) in summaries.iter_mut().enumerate() {
-        s.index = i;
-    }
-    let searched = match backend {
-        Some(b) => format!("{b:?}").to_lowercase(),
+    pairs
+        .into_iter()
+        .map(|(a, s)| (Adapter::Wgpu(a), s))
+        .collect()
+}
+
+/// The wgpu backends searched, for error messages.
+fn searched_wgpu(backend: Option<BackendChoice>) -> Vec<String> {
+    match backend {
+        Some(BackendChoice::Opencl) => Vec::new(),
+        Some(b) => vec![format!("{b:?}").to_lowercase()],
         None => {
             let mut v = Vec::new();
             let enabled = wgpu::Instance::enabled_backend_features();
@@ -288,16 +358,11 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
                 (wgpu::Backends::GL, "gl"),
             ] {
                 if enabled.contains(flag) {
-                    v.push(name);
+                    v.push(name.to_string());
                 }
             }
-            v.join(", ")
+            v
         }
-    };
-    AdapterList {
-        adapters,
-        summaries,
-        searched,
     }
 }
 

@@ -136,8 +136,76 @@ impl super::Probe for Latency {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new("latency", LATENCY_WGSL, "main", &[])]
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: one work-item bumps a counter; the round trip is enqueue +
+/// `clFinish` on the wall clock, the batched cost many enqueues timed by profiling events.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::probes::ClCtx;
+
+    const LATENCY_CL: &str = include_str!("../../shaders/opencl/latency.cl");
+
+    fn measure_cl(ctx: &ClCtx<'_>, batched: bool) -> Result<ProbeResult> {
+        let cl = ctx.cl;
+        let prog = cl.build("latency", LATENCY_CL, &[])?;
+        let counter = cl.upload("counter", &[0u32])?;
+        let k = cl.kernel(&prog, "bump", &[counter.arg()])?;
+        let issued = Cell::new(0u64);
+        let (figure, what) = if batched {
+            (
+                FigureKey::LatencyDispatch,
+                "many 1-work-item enqueues, one clFinish, time per dispatch",
+            )
+        } else {
+            (
+                FigureKey::LatencyRoundTrip,
+                "enqueue one 1-work-item kernel + clFinish",
+            )
+        };
+        let res = ProbeResult::of(figure).param("what", what);
+        let timing = if batched {
+            ctx.time(&ctx.plan(), &mut || {
+                issued.set(issued.get() + 1);
+                cl.dispatch(&k, &[1], Some(&[1]))
+            })?
+        } else {
+            pollster::block_on(measure::measure(
+                &ctx.plan(),
+                &|| TimingMethod::WallClock,
+                async |iters| {
+                    let t0 = Instant::now();
+                    for _ in 0..iters {
+                        cl.dispatch(&k, &[1], Some(&[1]))?;
+                        cl.finish()?;
+                        issued.set(issued.get() + 1);
+                    }
+                    Ok(t0.elapsed().as_secs_f64())
+                },
+            ))?
+        };
+        let got: Vec<u32> = cl.read(&counter, 1)?;
+        Ok(finish(res, timing, issued.get(), got[0]))
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let f = FigureKey::LatencyRoundTrip;
+        super::super::step(ctx, emit, f, f.info().label, async {
+            measure_cl(ctx, false)
+        })
+        .await;
+        let f = FigureKey::LatencyDispatch;
+        super::super::step(ctx, emit, f, f.info().label, async {
+            measure_cl(ctx, true)
+        })
+        .await;
     }
 }

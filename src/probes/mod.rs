@@ -4,6 +4,17 @@
 /// `Probe::run` for a probe file whose free `async fn run(ctx, emit)` does the work: the
 /// trait returns that future boxed (the trait stays object-safe for `REGISTRY`).
 macro_rules! run_with_async_fn {
+    (opencl) => {
+        run_with_async_fn!();
+        #[cfg(not(target_arch = "wasm32"))]
+        fn run_opencl<'a>(
+            &'a self,
+            ctx: &'a super::ClCtx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run_cl(ctx, emit))
+        }
+    };
     () => {
         fn run<'a>(
             &'a self,
@@ -58,6 +69,20 @@ pub trait Probe: Sync {
     /// Every WGSL kernel variant the probe can build, as it builds them (validated by naga
     /// in a unit test, without a device).
     fn kernels(&self) -> Vec<KernelSource>;
+    /// The same method on the OpenCL executor: the same figures, sizes, plan and
+    /// validation, OpenCL C kernels (`shaders/opencl/`). A probe without OpenCL kernels
+    /// records its figures as unsupported, with the reason.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn run_opencl<'a>(
+        &'a self,
+        _ctx: &'a ClCtx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> LocalBoxFuture<'a, ()> {
+        let figures = self.figures();
+        Box::pin(
+            async move { unsupported_on_opencl(figures, "this probe has no OpenCL kernel", emit) },
+        )
+    }
 }
 
 pub use crate::gpu::signal::LocalBoxFuture;
@@ -117,7 +142,7 @@ pub fn budget(probe: ProbeRef, total: Duration, left: &[ProbeRef]) -> Duration {
 /// (time spent, device halted, Ctrl-C), else `measure`'s result, or a failed result that
 /// carries `measure`'s error.
 pub async fn step(
-    ctx: &Ctx<'_>,
+    ctx: &impl Halts,
     emit: &mut dyn FnMut(ProbeResult),
     figure: FigureKey,
     what: &str,
@@ -129,7 +154,7 @@ pub async fn step(
         emit(ProbeResult::of(figure).with_status(Status::Skipped, ctx.halt_reason()));
         return;
     }
-    (ctx.progress)(what);
+    ctx.say(what);
     match measure.await {
         Ok(r) => emit(r),
         Err(e) => emit(ProbeResult::of(figure).with_status(Status::Failed, format!("{e:#}"))),
@@ -158,10 +183,10 @@ pub async fn time_dispatches(
     .await
 }
 
-/// Everything a probe needs.
-pub struct Ctx<'a> {
-    pub gpu: &'a Gpu,
-    pub timer: &'a Timer<'a>,
+/// What a probe needs whatever executes it: the measurement plan, the time budget, the
+/// sizes asked for, where to say progress. Each executor's context (`Ctx` for wgpu, `ClCtx`
+/// for OpenCL) holds one and dereferences to it.
+pub struct RunCtx<'a> {
     pub plan: Plan,
     pub quick: bool,
     /// Matrix sizes given with `--sizes` (else each probe picks its own).
@@ -172,24 +197,14 @@ pub struct Ctx<'a> {
     pub trusted: bool,
     pub host: &'a crate::host::HostInfo,
     pub progress: &'a dyn Fn(&str),
-    pub faults: matmul::Faults,
     /// Array size for the stream and transfer probes (else chosen from the cache size).
     pub array_bytes: Option<u64>,
     /// Set when a measurement used the reduced plan (a quick run behind its budget); the
-    /// bench takes it with the next result and records it there.
+    /// driver takes it with the next result and records it there.
     pub reduced: std::cell::Cell<bool>,
 }
 
-impl Ctx<'_> {
-    /// True when the probe should start no more work: the device stopped working (lost, or
-    /// a watchdog fired), the user interrupted the run, or (full runs only) its time is
-    /// spent. A quick run never drops a figure for time: it measures it with less (`plan`).
-    pub fn halted(&self) -> bool {
-        (!self.quick && self.behind())
-            || self.gpu.halted().is_some()
-            || crate::interrupt::requested()
-    }
-
+impl RunCtx<'_> {
     /// True once the probe's share of the time budget is spent.
     pub fn behind(&self) -> bool {
         Instant::now() > self.deadline
@@ -212,15 +227,139 @@ impl Ctx<'_> {
         }
     }
 
+    /// Why the probe must start no more work, given why the device stopped (if it did): the
+    /// device stopped, the user interrupted the run, or (full runs only) its time is spent.
+    /// A quick run never drops a figure for time: it measures it with less (`plan`).
+    fn stop(&self, device: Option<String>) -> Option<String> {
+        if let Some(h) = device {
+            Some(format!("not run: {h}"))
+        } else if crate::interrupt::requested() {
+            Some("not run: interrupted".into())
+        } else if !self.quick && self.behind() {
+            Some("time budget spent".into())
+        } else {
+            None
+        }
+    }
+}
+
+/// What the shared probe loop (`step`) asks of any executor's context.
+pub trait Halts {
+    /// True when the probe should start no more work.
+    fn halted(&self) -> bool;
+    /// Why `halted` is true, for the results of the work not started.
+    fn halt_reason(&self) -> String;
+    fn say(&self, what: &str);
+}
+
+/// Everything a probe needs on wgpu.
+pub struct Ctx<'a> {
+    pub gpu: &'a Gpu,
+    pub timer: &'a Timer<'a>,
+    pub faults: matmul::Faults,
+    pub run: RunCtx<'a>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The one constructor (the bench, the page and the tests build theirs through it).
+    pub fn new(gpu: &'a Gpu, timer: &'a Timer<'a>, run: RunCtx<'a>) -> Ctx<'a> {
+        Ctx {
+            gpu,
+            timer,
+            faults: Default::default(),
+            run,
+        }
+    }
+
+    /// True when the probe should start no more work: the device stopped working (lost, or
+    /// a watchdog fired), the user interrupted the run, or (full runs only) its time is
+    /// spent.
+    pub fn halted(&self) -> bool {
+        self.run
+            .stop(self.gpu.halted().map(|h| h.to_string()))
+            .is_some()
+    }
+
     /// Why `halted` is true, for the results of the work not started.
     pub fn halt_reason(&self) -> String {
-        if let Some(h) = self.gpu.halted() {
-            format!("not run: {h}")
-        } else if crate::interrupt::requested() {
-            "not run: interrupted".into()
-        } else {
-            "time budget spent".into()
-        }
+        self.run
+            .stop(self.gpu.halted().map(|h| h.to_string()))
+            .unwrap_or_else(|| "time budget spent".into())
+    }
+}
+
+impl<'a> std::ops::Deref for Ctx<'a> {
+    type Target = RunCtx<'a>;
+    fn deref(&self) -> &RunCtx<'a> {
+        &self.run
+    }
+}
+
+impl Halts for Ctx<'_> {
+    fn halted(&self) -> bool {
+        Ctx::halted(self)
+    }
+    fn halt_reason(&self) -> String {
+        Ctx::halt_reason(self)
+    }
+    fn say(&self, what: &str) {
+        (self.run.progress)(what)
+    }
+}
+
+/// Everything a probe needs on OpenCL.
+#[cfg(not(target_arch = "wasm32"))]
+pub struct ClCtx<'a> {
+    pub cl: &'a crate::opencl::ClGpu,
+    pub run: RunCtx<'a>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<'a> std::ops::Deref for ClCtx<'a> {
+    type Target = RunCtx<'a>;
+    fn deref(&self) -> &RunCtx<'a> {
+        &self.run
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Halts for ClCtx<'_> {
+    fn halted(&self) -> bool {
+        self.run.stop(None).is_some()
+    }
+    fn halt_reason(&self) -> String {
+        self.run
+            .stop(None)
+            .unwrap_or_else(|| "time budget spent".into())
+    }
+    fn say(&self, what: &str) {
+        (self.run.progress)(what)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl ClCtx<'_> {
+    /// Times batches of enqueues under `plan` (warm-up, batch sizing, samples), by
+    /// profiling events cross-checked against the wall clock (see `ClGpu::time`).
+    pub fn time(
+        &self,
+        plan: &Plan,
+        enqueue: &mut dyn FnMut() -> anyhow::Result<opencl3::event::Event>,
+    ) -> anyhow::Result<measure::TimingInfo> {
+        let enqueue = std::cell::RefCell::new(enqueue);
+        pollster::block_on(measure::measure(
+            plan,
+            &|| self.cl.method(),
+            async |iters| self.cl.time(iters, &mut *enqueue.borrow_mut()),
+        ))
+    }
+}
+
+/// What a probe with no OpenCL kernel records on OpenCL: each figure unsupported, with why.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn unsupported_on_opencl(figures: &[FigureKey], why: &str, emit: &mut dyn FnMut(ProbeResult)) {
+    for f in figures {
+        emit(ProbeResult::of(*f).with_status(Status::Unsupported, why));
     }
 }
 

@@ -5,6 +5,7 @@
 //! Every invocation's result is checked exactly.
 
 use super::Ctx;
+use super::measure;
 use crate::figure::FigureKey;
 use crate::gpu::context::{KernelSpec, RuntimeChecks, fold_workgroups};
 use crate::gpu::wgsl::KernelSource;
@@ -63,15 +64,57 @@ fn expected(seed: f32) -> f32 {
     ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]))
 }
 
-async fn measure(ctx: &Ctx<'_>) -> Result<ProbeResult> {
-    let gpu = ctx.gpu;
-    let count = invocations(gpu.info.software);
-    // Small integers: every chain value stays a short dyadic fraction.
-    let seeds: Vec<f32> = Rng::fresh()
+/// Fresh seeds, small integers: every chain value stays a short dyadic fraction.
+fn seeds(count: u32) -> Vec<f32> {
+    Rng::fresh()
         .fill_f32(count as usize)
         .iter()
         .map(|r| (r.abs() * 1000.0).floor())
-        .collect();
+        .collect()
+}
+
+/// The figure, from what every invocation (or lane) wrote: each sum checked exactly.
+fn judge(
+    mut res: ProbeResult,
+    seeds: &[f32],
+    got: &[f32],
+    timing: measure::TimingInfo,
+) -> ProbeResult {
+    let count = seeds.len() as u32;
+    let wrong = seeds
+        .iter()
+        .zip(got)
+        .filter(|(s, g)| expected(**s).to_bits() != g.to_bits())
+        .count()
+        + seeds.len().saturating_sub(got.len());
+    let flops = 2.0 * f64::from(count) * f64::from(CHAINS * UNROLL * TRIPS);
+    let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    res = res
+        .param("invocations", count)
+        .param("multiply_adds_per_invocation", CHAINS * UNROLL * TRIPS)
+        .param("independent_chains", CHAINS);
+    res.timing = Some(timing);
+    let validation = Validation {
+        metric: "exact".into(),
+        error: wrong as f64 / f64::from(count),
+        tolerance: 0.0,
+        passed: wrong == 0,
+        detail: Some(format!(
+            "all {count} invocations checked exactly: {wrong} wrong"
+        )),
+    };
+    res.validated(validation, value, |v| {
+        format!(
+            "validation failed: {:.3}% of the invocations wrote a wrong sum",
+            100.0 * v.error
+        )
+    })
+}
+
+async fn measure(ctx: &Ctx<'_>) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let count = invocations(gpu.info.software);
+    let seeds = seeds(count);
     let params: [u32; 4] = [A.to_bits(), B.to_bits(), TRIPS, count];
     let params = gpu.uniform_buffer("peak params", bytemuck::cast_slice(&params))?;
     let seed = gpu.upload("peak seeds", &seeds)?;
@@ -92,34 +135,8 @@ async fn measure(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     );
     let timing = super::time_dispatches(ctx, &pipeline, &bind, groups).await?;
     let got: Vec<f32> = gpu.read(&out, count as usize).await?;
-    let wrong = seeds
-        .iter()
-        .zip(&got)
-        .filter(|(s, g)| expected(**s).to_bits() != g.to_bits())
-        .count();
-    let flops = 2.0 * f64::from(count) * f64::from(CHAINS * UNROLL * TRIPS);
-    let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
-    let mut res = ProbeResult::of(FigureKey::PeakF32)
-        .param("invocations", count)
-        .param("multiply_adds_per_invocation", CHAINS * UNROLL * TRIPS)
-        .param("independent_chains", CHAINS)
-        .param("runtime_checks", !ctx.trusted);
-    res.timing = Some(timing);
-    let validation = Validation {
-        metric: "exact".into(),
-        error: wrong as f64 / f64::from(count),
-        tolerance: 0.0,
-        passed: wrong == 0,
-        detail: Some(format!(
-            "all {count} invocations checked exactly: {wrong} wrong"
-        )),
-    };
-    Ok(res.validated(validation, value, |v| {
-        format!(
-            "validation failed: {:.3}% of the invocations wrote a wrong sum",
-            100.0 * v.error
-        )
-    }))
+    let res = ProbeResult::of(FigureKey::PeakF32).param("runtime_checks", !ctx.trusted);
+    Ok(judge(res, &seeds, &got, timing))
 }
 
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
@@ -143,7 +160,7 @@ impl super::Probe for Peak {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::PeakF32]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new(
             "peak f32",
@@ -151,6 +168,102 @@ impl super::Probe for Peak {
             "main",
             &[("WG", f64::from(WG))],
         )]
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: the chains in OpenCL C, VEC lanes per work-item (float to
+/// float16, the fastest valid width chosen by short trials), every lane checked exactly.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::opencl::Arg;
+    use crate::probes::ClCtx;
+
+    const PEAK_CL: &str = include_str!("../../shaders/opencl/peak.cl");
+    const VECS: [u32; 4] = [1, 4, 8, 16];
+
+    fn run_width(
+        ctx: &ClCtx<'_>,
+        vec: u32,
+        seeds: &[f32],
+        plan: &measure::Plan,
+    ) -> Result<(measure::TimingInfo, Vec<f32>)> {
+        let cl = ctx.cl;
+        let count = seeds.len();
+        let items = count as u32 / vec;
+        let prog = cl.build("peak f32", PEAK_CL, &[("VEC", vec.to_string())])?;
+        let seed = cl.upload("peak seeds", seeds)?;
+        let mut out = cl.buffer::<f32>("peak out", count)?;
+        cl.poison(&mut out, 0x7fc0_0000)?;
+        let args = [
+            seed.arg(),
+            out.arg(),
+            Arg::F32(A),
+            Arg::F32(B),
+            Arg::U32(TRIPS),
+            Arg::U32(items),
+        ];
+        let k = cl.kernel(&prog, "peak", &args)?;
+        let global = [items.next_multiple_of(64) as usize];
+        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, None))?;
+        Ok((timing, cl.read(&out, count)?))
+    }
+
+    async fn measure_cl(ctx: &ClCtx<'_>) -> Result<ProbeResult> {
+        let count = invocations(ctx.cl.info.software);
+        let tune = measure::Plan {
+            warmup: std::time::Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: std::time::Duration::from_millis(5),
+            samples: 3,
+            max_iters: 64,
+            abandon_above_s: None,
+        };
+        let mut trials = Vec::new();
+        let mut best: Option<(f64, u32)> = None;
+        for vec in VECS {
+            if best.is_some() && ctx.shrink() {
+                break;
+            }
+            let seeds = seeds(count);
+            let r = run_width(ctx, vec, &seeds, &tune);
+            let (gflops, valid, note) = match r {
+                Ok((t, got)) => {
+                    let j = judge(ProbeResult::of(FigureKey::PeakF32), &seeds, &got, t);
+                    let ok = j.status == crate::results::Status::Ok;
+                    (j.value.map(|v| v.median), ok, j.reason)
+                }
+                Err(e) => (None, false, Some(format!("{e:#}"))),
+            };
+            if let (Some(g), true) = (gflops, valid)
+                && best.is_none_or(|(b, _)| g > b)
+            {
+                best = Some((g, vec));
+            }
+            trials.push(serde_json::json!({
+                "config": format!("float{vec} lanes per work-item"),
+                "gflops_median": gflops, "valid": valid, "note": note,
+            }));
+        }
+        let mut res = ProbeResult::of(FigureKey::PeakF32);
+        res.autotune = trials;
+        let Some((_, vec)) = best else {
+            return Ok(res.no_valid_configuration());
+        };
+        let seeds = seeds(count);
+        let (timing, got) = run_width(ctx, vec, &seeds, &ctx.plan())?;
+        res.kernel = Some(
+            serde_json::json!({"label": format!("opencl peak, float{vec} lanes"), "vec": vec}),
+        );
+        Ok(judge(res, &seeds, &got, timing))
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let f = FigureKey::PeakF32;
+        super::super::step(ctx, emit, f, f.info().label, measure_cl(ctx)).await;
     }
 }
 

@@ -134,8 +134,18 @@ pub const QUICK_SOFTWARE_CAP: u64 = 256 << 20;
 /// (bytes per array, how the size was chosen). `quick`: a quick run, which caps a software
 /// adapter's arrays at `QUICK_SOFTWARE_CAP`.
 pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo, quick: bool) -> (u64, String) {
-    let name = gpu.info.name.to_lowercase();
-    let llc = if gpu.info.software {
+    array_bytes_for(&gpu.info, gpu.max_alloc(host.ram_bytes / 3), quick)
+}
+
+/// `array_bytes` for any executor: `max_alloc` is the largest array the device (and, for a
+/// CPU device, the host's memory) allows.
+pub fn array_bytes_for(
+    info: &crate::model::AdapterSummary,
+    max_alloc: u64,
+    quick: bool,
+) -> (u64, String) {
+    let name = info.name.to_lowercase();
+    let llc = if info.software {
         host_llc().map(|b| (b, "host last-level cache".to_string()))
     } else {
         GPU_LLC
@@ -147,7 +157,7 @@ pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo, quick: bool) -> (u64
         Some((b, src)) => ((4 * b).max(32 << 20), format!("4 x {} MiB {src}", b >> 20)),
         None => (256 << 20, "256 MiB: last-level cache unknown".to_string()),
     };
-    if quick && gpu.info.software && want > QUICK_SOFTWARE_CAP {
+    if quick && info.software && want > QUICK_SOFTWARE_CAP {
         want = QUICK_SOFTWARE_CAP;
         why = format!(
             "{why}, capped at {} MiB for a quick run on a software adapter",
@@ -156,7 +166,7 @@ pub fn array_bytes(gpu: &Gpu, host: &crate::host::HostInfo, quick: bool) -> (u64
     }
     // Three arrays must fit in a quarter of host memory (a software adapter's device memory
     // is host memory, and validation keeps host copies) and within the buffer limit.
-    let cap = gpu.max_alloc(host.ram_bytes / 3).min(1 << 30);
+    let cap = max_alloc.min(1 << 30);
     let bytes = want.min(cap) / (MAX_BLOCK * 16) * (MAX_BLOCK * 16);
     let why = if bytes < want {
         format!(
@@ -473,15 +483,32 @@ async fn validate_dot(
         let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
         sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
     }
+    Ok(dot_error(sum, ha, hb))
+}
+
+/// Validation step (copy, scale, add, triad): the largest element-wise relative error of
+/// the output array against the CPU.
+/// What copy, scale, add and triad must leave, and in which array (a, b or c: 0, 1, 2).
+fn expected(kernel: Kernel, ha: &[f32], hb: &[f32], hc: &[f32]) -> (usize, Vec<f32>) {
+    match kernel {
+        Kernel::Copy => (2, ha.to_vec()),
+        Kernel::Scale => (1, hc.iter().map(|x| SCALAR * x).collect()),
+        Kernel::Add => (2, ha.iter().zip(hb).map(|(x, y)| x + y).collect()),
+        _ => (0, hb.iter().zip(hc).map(|(y, z)| y + SCALAR * z).collect()),
+    }
+}
+
+/// Dot's check: the sum of the partial sums against the CPU's, relative to sum |a*b| (f32
+/// partial sums: the error grows like sqrt(n) * u relative to that).
+fn dot_error(sum: f64, ha: &[f32], hb: &[f32]) -> (f64, String) {
     let want: f64 = ha
         .iter()
-        .zip(hb.iter())
+        .zip(hb)
         .map(|(x, y)| f64::from(*x) * f64::from(*y))
         .sum();
-    // f32 partial sums: error grows like sqrt(n) * u relative to sum |a*b|.
     let scale: f64 = ha
         .iter()
-        .zip(hb.iter())
+        .zip(hb)
         .map(|(x, y)| (f64::from(*x) * f64::from(*y)).abs())
         .sum();
     let e = if sum.is_finite() {
@@ -489,14 +516,12 @@ async fn validate_dot(
     } else {
         f64::INFINITY
     };
-    Ok((
+    (
         e,
         format!("dot {sum:.6e} vs CPU {want:.6e}, error relative to sum|a*b|"),
-    ))
+    )
 }
 
-/// Validation step (copy, scale, add, triad): the largest element-wise relative error of
-/// the output array against the CPU.
 async fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Result<(f64, String)> {
     let Arrays {
         ha,
@@ -507,18 +532,8 @@ async fn validate_elementwise(gpu: &Gpu, kernel: Kernel, arrays: &Arrays) -> Res
         c,
     } = arrays;
     let n = ha.len();
-    let (out, want): (&wgpu::Buffer, Vec<f32>) = match kernel {
-        Kernel::Copy => (c, ha.clone()),
-        Kernel::Scale => (b, hc.iter().map(|x| SCALAR * x).collect()),
-        Kernel::Add => (c, ha.iter().zip(hb.iter()).map(|(x, y)| x + y).collect()),
-        _ => (
-            a,
-            hb.iter()
-                .zip(hc.iter())
-                .map(|(y, z)| y + SCALAR * z)
-                .collect(),
-        ),
-    };
+    let (which, want) = expected(kernel, ha, hb, hc);
+    let out = [a, b, c][which];
     let got: Vec<f32> = gpu.read(out, n).await?;
     let e = max_rel_error(&got, &want);
     Ok((
@@ -720,7 +735,7 @@ impl super::Probe for Stream {
             FigureKey::StreamDot,
         ]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         let mut out = Vec::new();
         for k in Kernel::ALL {
@@ -760,5 +775,195 @@ mod tests {
         use super::Kernel::*;
         assert_eq!(Triad.traffic(), (2, 1));
         assert_eq!(Dot.traffic(), (2, 0));
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: the same array sizing, kernels, tuning, validation and
+/// figures; kernels in OpenCL C over floatVEC elements, one per work-item.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::opencl::{Arg, ClBuffer};
+    use crate::probes::{ClCtx, Halts};
+
+    const STREAM_CL: &str = include_str!("../../shaders/opencl/stream.cl");
+    /// (floats per element, work-group size) tried per kernel.
+    const CL_CONFIGS: [(u32, usize); 5] = [(4, 256), (16, 256), (8, 256), (16, 64), (1, 256)];
+
+    struct ClArrays {
+        host: [Vec<f32>; 3],
+        dev: [ClBuffer<f32>; 3],
+    }
+
+    fn arrays(ctx: &ClCtx<'_>, floats: usize) -> Result<ClArrays> {
+        let mut rng = Rng::fresh();
+        let host = [
+            rng.fill_f32(floats),
+            rng.fill_f32(floats),
+            rng.fill_f32(floats),
+        ];
+        let cl = ctx.cl;
+        let dev = [
+            cl.upload("a", &host[0])?,
+            cl.upload("b", &host[1])?,
+            cl.upload("c", &host[2])?,
+        ];
+        Ok(ClArrays { host, dev })
+    }
+
+    fn run_kernel(
+        ctx: &ClCtx<'_>,
+        k: Kernel,
+        arr: &mut ClArrays,
+        (vec, wg): (u32, usize),
+        plan: &measure::Plan,
+    ) -> Result<(TimingInfo, (f64, String))> {
+        let cl = ctx.cl;
+        let floats = arr.host[0].len();
+        let items = floats / vec as usize;
+        if items % wg != 0 || wg > cl.info.limits.max_compute_invocations_per_workgroup as usize {
+            anyhow::bail!("{items} elements do not split into work-groups of {wg}");
+        }
+        let prog = cl.build("stream", STREAM_CL, &[("VEC", vec.to_string())])?;
+        let [a, b, c] = &arr.dev;
+        let groups = items / wg;
+        let mut partial = cl.buffer::<f32>("dot partials", groups.max(1))?;
+        let args: Vec<Arg<'_>> = match k {
+            Kernel::Copy => vec![a.arg(), c.arg()],
+            Kernel::Scale => vec![b.arg(), c.arg(), Arg::F32(SCALAR)],
+            Kernel::Add => vec![a.arg(), b.arg(), c.arg()],
+            Kernel::Triad => vec![a.arg(), b.arg(), c.arg(), Arg::F32(SCALAR)],
+            Kernel::Dot => vec![a.arg(), b.arg(), partial.arg(), Arg::Local(wg * 4)],
+        };
+        // `dot` is an OpenCL C built-in: the kernel has its own name.
+        let name = if k == Kernel::Dot {
+            "dot_partial"
+        } else {
+            k.name()
+        };
+        let kernel = cl.kernel(&prog, name, &args)?;
+        let timing = ctx.time(plan, &mut || cl.dispatch(&kernel, &[items], Some(&[wg])))?;
+        // Validation on the arrays as the timed runs left them: each kernel is idempotent
+        // (its output is a function of inputs it does not write).
+        let check = if k == Kernel::Dot {
+            let sums = cl.read(&partial, groups)?;
+            let sum: f64 = sums.iter().map(|&x| f64::from(x)).sum();
+            dot_error(sum, &arr.host[0], &arr.host[1])
+        } else {
+            let (which, want) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
+            let got = cl.read(&arr.dev[which], floats)?;
+            let e = max_rel_error(&got, &want);
+            // Poison the output for the next kernel's run: an unwritten element is caught.
+            cl.write(&mut arr.dev[which], &arr.host[which])?;
+            (
+                e,
+                "largest element-wise relative error over the whole array".to_string(),
+            )
+        };
+        cl.poison(&mut partial, 0x7fc0_0000)?;
+        Ok((timing, check))
+    }
+
+    fn tune_and_measure(
+        ctx: &ClCtx<'_>,
+        k: Kernel,
+        floats: usize,
+        bytes: u64,
+        why: &str,
+    ) -> Result<ProbeResult> {
+        let tune = measure::Plan {
+            warmup: std::time::Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: std::time::Duration::from_millis(5),
+            samples: 3,
+            max_iters: 64,
+            abandon_above_s: None,
+        };
+        let mut trials = Vec::new();
+        let mut best: Option<(f64, (u32, usize))> = None;
+        let mut arr = arrays(ctx, floats)?;
+        for cfg in CL_CONFIGS {
+            if best.is_some() && ctx.shrink() {
+                break;
+            }
+            let poisoned_out = |arr: &mut ClArrays| {
+                // Outputs start poisoned so an unwritten element fails the check.
+                let (which, _) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
+                if k != Kernel::Dot {
+                    ctx.cl.poison(&mut arr.dev[which], 0x7fc0_0000)
+                } else {
+                    Ok(())
+                }
+            };
+            let r = poisoned_out(&mut arr).and_then(|_| run_kernel(ctx, k, &mut arr, cfg, &tune));
+            let (gbps, valid, note) = match &r {
+                Ok((t, (e, _))) => {
+                    let f = finish(
+                        ProbeResult::of(k.figure()),
+                        k,
+                        t.clone(),
+                        (*e, String::new()),
+                        bytes,
+                    );
+                    (f.value.map(|v| v.median), f.status == Status::Ok, f.reason)
+                }
+                Err(e) => (None, false, Some(format!("{e:#}"))),
+            };
+            if let (Some(g), true) = (gbps, valid)
+                && best.is_none_or(|(b, _)| g > b)
+            {
+                best = Some((g, cfg));
+            }
+            trials.push(serde_json::json!({
+                "config": format!("float{} per work-item, work-groups of {}", cfg.0, cfg.1),
+                "gbps_median": gbps, "valid": valid, "note": note,
+            }));
+        }
+        let mut res = ProbeResult::of(k.figure())
+            .param("array_bytes", bytes)
+            .param("array_size_reason", why);
+        res.autotune = trials;
+        let Some((_, cfg)) = best else {
+            return Ok(res.no_valid_configuration());
+        };
+        ctx.say(&format!(
+            "stream {} ({} MiB arrays): measuring",
+            k.name(),
+            bytes >> 20
+        ));
+        let mut arr = arrays(ctx, floats)?;
+        let (which, _) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
+        if k != Kernel::Dot {
+            ctx.cl.poison(&mut arr.dev[which], 0x7fc0_0000)?;
+        }
+        let (timing, check) = run_kernel(ctx, k, &mut arr, cfg, &ctx.plan())?;
+        res.kernel = Some(serde_json::json!({
+            "label": format!("opencl float{} per work-item, work-groups of {}", cfg.0, cfg.1),
+            "vec": cfg.0, "work_group": cfg.1,
+        }));
+        Ok(finish(res, k, timing, check, bytes))
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let (bytes, why) = match ctx.array_bytes {
+            Some(b) => (b, "given with --array-mib".to_string()),
+            None => array_bytes_for(
+                &ctx.cl.info,
+                ctx.cl.max_alloc(ctx.host.ram_bytes / 3),
+                ctx.quick,
+            ),
+        };
+        let bytes = (bytes / (MAX_BLOCK * 16) * (MAX_BLOCK * 16)).max(MAX_BLOCK * 16);
+        let floats = (bytes / 4) as usize;
+        for k in Kernel::ALL {
+            let what = format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20);
+            super::super::step(ctx, emit, k.figure(), &what, async {
+                tune_and_measure(ctx, k, floats, bytes, &why)
+            })
+            .await;
+        }
     }
 }

@@ -14,10 +14,15 @@ use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
 
 fn transfer_bytes(ctx: &Ctx<'_>) -> u64 {
-    let want: u64 = ctx
+    bytes_within(ctx, ctx.gpu.max_alloc(ctx.host.ram_bytes / 2))
+}
+
+/// The copy size: `--array-mib`, else 64 MiB (quick) or 256 MiB, within `max_alloc`.
+fn bytes_within(run: &super::RunCtx<'_>, max_alloc: u64) -> u64 {
+    let want: u64 = run
         .array_bytes
-        .unwrap_or(if ctx.quick { 64 << 20 } else { 256 << 20 });
-    want.min(ctx.gpu.max_alloc(ctx.host.ram_bytes / 2)) / 4096 * 4096
+        .unwrap_or(if run.quick { 64 << 20 } else { 256 << 20 });
+    want.min(max_alloc) / 4096 * 4096
 }
 
 fn finish(
@@ -134,8 +139,98 @@ impl super::Probe for Transfer {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         Vec::new()
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer` from
+/// pageable host memory (a Rust `Vec`) and from pinned host memory (a mapped
+/// `CL_MEM_ALLOC_HOST_PTR` buffer, as vendors' bandwidth samples do), timed on the wall
+/// clock, checked bit for bit. One result per direction and host memory.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::probes::ClCtx;
+
+    fn copy(ctx: &ClCtx<'_>, f: FigureKey, host: &mut [f32], pinned: bool) -> Result<ProbeResult> {
+        let cl = ctx.cl;
+        let bytes = (host.len() * 4) as u64;
+        let data = Rng::fresh().fill_f32(host.len());
+        let to_device = f == FigureKey::TransferToDevice;
+        let mut dev = if to_device {
+            cl.buffer::<f32>("transfer", host.len())?
+        } else {
+            cl.upload("transfer", &data)?
+        };
+        if to_device {
+            host.copy_from_slice(&data);
+        }
+        let what = match (to_device, pinned) {
+            (true, false) => "clEnqueueWriteBuffer (blocking) from pageable host memory",
+            (true, true) => "clEnqueueWriteBuffer (blocking) from pinned host memory",
+            (false, false) => "clEnqueueReadBuffer (blocking) into pageable host memory",
+            (false, true) => "clEnqueueReadBuffer (blocking) into pinned host memory",
+        };
+        let res = ProbeResult::of(f)
+            .param("bytes", bytes)
+            .param("path", what)
+            .param("host_memory", if pinned { "pinned" } else { "pageable" });
+        let host_cell = std::cell::RefCell::new(host);
+        let timing = pollster::block_on(measure::measure(
+            &ctx.plan(),
+            &|| TimingMethod::WallClock,
+            async |iters| {
+                let mut host = host_cell.borrow_mut();
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    if to_device {
+                        cl.write_from(&mut dev, &host)?;
+                    } else {
+                        cl.read_into(&dev, &mut host)?;
+                    }
+                }
+                Ok(t0.elapsed().as_secs_f64())
+            },
+        ))?;
+        let host = host_cell.into_inner();
+        let got = if to_device {
+            cl.read(&dev, data.len())?
+        } else {
+            host.to_vec()
+        };
+        let ok = got
+            .iter()
+            .zip(&data)
+            .all(|(x, y)| x.to_bits() == y.to_bits());
+        let detail = if to_device {
+            "device copy read back and compared bit for bit"
+        } else {
+            "last copy compared bit for bit with the uploaded data"
+        };
+        Ok(finish(res, timing, bytes, ok, detail.into()))
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let bytes = bytes_within(ctx, ctx.cl.max_alloc(ctx.host.ram_bytes / 2));
+        let floats = (bytes / 4) as usize;
+        for f in [FigureKey::TransferToDevice, FigureKey::TransferToHost] {
+            let what = format!("{} ({} MiB, pageable)", f.info().label, bytes >> 20);
+            super::super::step(ctx, emit, f, &what, async {
+                let mut host = vec![0.0f32; floats];
+                copy(ctx, f, &mut host, false)
+            })
+            .await;
+            let what = format!("{} ({} MiB, pinned)", f.info().label, bytes >> 20);
+            super::super::step(ctx, emit, f, &what, async {
+                let mut pinned = ctx.cl.pinned_host(floats)?;
+                copy(ctx, f, pinned.as_mut_slice(), true)
+            })
+            .await;
+        }
     }
 }

@@ -11,7 +11,7 @@ use crate::gpu::adapter::{self, AdapterSummary};
 use crate::gpu::context::Watchdog;
 use crate::gpu::{Gpu, Timer};
 use crate::host::HostInfo;
-use crate::probes::{self, Ctx, ProbeRef, measure::Plan};
+use crate::probes::{self, Ctx, ProbeRef, RunCtx, measure::Plan};
 use crate::rank::{self, RankOptions};
 use crate::reference::Dims;
 use crate::results::{BrowserInfo, ResultsFile, RunOptions};
@@ -312,9 +312,7 @@ impl ProbeStep<'_> {
         )));
         let timer = Timer::new(gpu, true);
         report(probe.name());
-        let ctx = Ctx {
-            gpu,
-            timer: &timer,
+        let run = RunCtx {
             plan: Plan::quick(),
             quick: true,
             sizes: self.suite.sizes.clone(),
@@ -322,12 +320,12 @@ impl ProbeStep<'_> {
             trusted: false,
             host: self.host,
             progress: report,
-            faults: Default::default(),
             array_bytes: Some(self.suite.array_mib << 20),
             reduced: Default::default(),
         };
+        let ctx = Ctx::new(gpu, &timer, run);
         let mut emit = |r| {
-            if crate::suite::record(results, r, &timer, ctx.reduced.take()) {
+            if crate::suite::record(results, r, timer.fallback_reason(), ctx.reduced.take()) {
                 on_record(results);
             }
         };

@@ -5,7 +5,7 @@
 use gpuvalue::gpu::{AdapterChoice, Gpu, Timer, adapter};
 use gpuvalue::probes::matmul::Faults;
 use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::{self, Ctx};
+use gpuvalue::probes::{self, Ctx, RunCtx};
 use gpuvalue::reference::Dims;
 use gpuvalue::results::ProbeResult;
 use std::time::{Duration, Instant};
@@ -80,6 +80,22 @@ pub fn tiny_plan() -> Plan {
     }
 }
 
+/// The tiny plan, 2 MiB arrays, a minute's budget: what the GPU tests run probes with, on
+/// either executor.
+pub fn tiny_run(host: &gpuvalue::host::HostInfo, sizes: Option<Vec<Dims>>) -> RunCtx<'_> {
+    RunCtx {
+        plan: tiny_plan(),
+        quick: true,
+        sizes,
+        deadline: Instant::now() + Duration::from_secs(60),
+        trusted: false,
+        host,
+        progress: &|_| {},
+        array_bytes: Some(2 << 20),
+        reduced: Default::default(),
+    }
+}
+
 /// Runs one probe with the tiny plan (2 MiB arrays) and collects its results.
 pub fn run_probe(
     gpu: &Gpu,
@@ -89,20 +105,8 @@ pub fn run_probe(
 ) -> Vec<ProbeResult> {
     let timer = Timer::new(gpu, true);
     let host = gpuvalue::host::HostInfo::detect();
-    let ctx = Ctx {
-        gpu,
-        timer: &timer,
-        plan: tiny_plan(),
-        quick: true,
-        sizes,
-        deadline: Instant::now() + Duration::from_secs(60),
-        trusted: false,
-        host: &host,
-        progress: &|_| {},
-        faults,
-        array_bytes: Some(2 << 20),
-        reduced: Default::default(),
-    };
+    let mut ctx = Ctx::new(gpu, &timer, tiny_run(&host, sizes));
+    ctx.faults = faults;
     let mut out = Vec::new();
     let probe = probes::find(probe).expect("a registered probe");
     pollster::block_on(probe.run(&ctx, &mut |r| out.push(r)));

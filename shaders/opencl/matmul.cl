@@ -1,0 +1,67 @@
+// Tiled matrix multiply C (M x N) = A (M x K) * B (K x N), row-major, for T = float (FP32),
+// double (-D USE_F64, cl_khr_fp64) or half (-D USE_F16, cl_khr_fp16, products in half,
+// sums in float). A work-group of (TS/WPT)^2 work-items computes a TS x TS tile of C; each
+// work-item a WPT x WPT block of accumulators in registers, strided by TS/WPT so that
+// neighbouring work-items read neighbouring local-memory columns. K advances TSK at a time
+// through local-memory tiles (one column of padding against bank conflicts). The host pads
+// M and N to TS and K to TSK with zeros (exact in every type). Tuned by -D TS, WPT, TSK.
+#pragma OPENCL FP_CONTRACT ON
+#if defined(USE_F64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double T;
+typedef double ACC;
+#define MADD(a, b, c) fma((a), (b), (c))
+#elif defined(USE_F16)
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+typedef half T;
+typedef float ACC;
+#define MADD(a, b, c) ((c) + (float)((a) * (b)))
+#else
+typedef float T;
+typedef float ACC;
+#define MADD(a, b, c) fma((a), (b), (c))
+#endif
+#ifndef TS
+#define TS 32
+#endif
+#ifndef WPT
+#define WPT 4
+#endif
+#ifndef TSK
+#define TSK 16
+#endif
+#define RTS (TS / WPT)
+
+__kernel __attribute__((reqd_work_group_size(RTS, RTS, 1))) void
+matmul(const uint M, const uint N, const uint K, __global const T *A, __global const T *B,
+       __global ACC *C) {
+    const uint tc = get_local_id(0), tr = get_local_id(1);
+    const uint lid = tr * RTS + tc;
+    const uint col0 = get_group_id(0) * TS, row0 = get_group_id(1) * TS;
+    __local T As[TS][TSK + 1];
+    __local T Bs[TSK][TS + 1];
+    ACC acc[WPT][WPT];
+    for (uint wm = 0; wm < WPT; wm++)
+        for (uint wn = 0; wn < WPT; wn++) acc[wm][wn] = 0;
+    for (uint t = 0; t < K; t += TSK) {
+        for (uint l = lid; l < TS * TSK; l += RTS * RTS) {
+            const uint r = l / TSK, c = l % TSK;
+            As[r][c] = A[(row0 + r) * K + t + c];
+            const uint rb = l / TS, cb = l % TS;
+            Bs[rb][cb] = B[(t + rb) * N + col0 + cb];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < TSK; k++) {
+            T b[WPT];
+            for (uint wn = 0; wn < WPT; wn++) b[wn] = Bs[k][tc + wn * RTS];
+            for (uint wm = 0; wm < WPT; wm++) {
+                const T a = As[tr + wm * RTS][k];
+                for (uint wn = 0; wn < WPT; wn++) acc[wm][wn] = MADD(a, b[wn], acc[wm][wn]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint wm = 0; wm < WPT; wm++)
+        for (uint wn = 0; wn < WPT; wn++)
+            C[(row0 + tr + wm * RTS) * N + col0 + tc + wn * RTS] = acc[wm][wn];
+}
