@@ -194,6 +194,20 @@ impl super::Probe for Coop {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulCoop]
     }
+    #[cfg(not(target_arch = "wasm32"))]
+    fn run_opencl<'a>(
+        &'a self,
+        _ctx: &'a super::ClCtx<'a>,
+        emit: &'a mut dyn FnMut(ProbeResult),
+    ) -> super::LocalBoxFuture<'a, ()> {
+        Box::pin(async move {
+            super::unsupported_on_opencl(
+                self.figures(),
+                "OpenCL has no portable matrix-engine API (cooperative matrices are Vulkan's); on this backend the matrix-engine figures stay catalog estimates",
+                emit,
+            )
+        })
+    }
     fn kernels(&self) -> Vec<KernelSource> {
         [16.0, 32.0, 64.0]
             .iter()

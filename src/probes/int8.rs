@@ -129,6 +129,21 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     let groups = ((p.m as u32) / (TM * WG), (p.n / TN) as u32);
     let timing = super::time_dispatches(ctx, &pipeline, &bind, groups).await?;
     let got: Vec<i32> = gpu.read(&c, p.m * p.n).await?;
+    let res = ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k)
+        .param("rows_per_invocation", TM)
+        .param("runtime_checks", !ctx.trusted);
+    Ok(judge(res, &inp, d, &got, timing))
+}
+
+/// The figure from the sums the device wrote: sampled rows checked exactly.
+fn judge(
+    mut res: ProbeResult,
+    inp: &Inputs,
+    d: Dims,
+    got: &[i32],
+    timing: super::measure::TimingInfo,
+) -> ProbeResult {
+    let p = inp.padded;
     let rows = rows_to_check(d, CHECK_BUDGET);
     let wrong = rows
         .iter()
@@ -138,9 +153,6 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     let checked = rows.len() * d.n;
     let ops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
     let value = timing.time_per_iter_s.map(|t| ops / t * 1e-9, true);
-    let res = ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k)
-        .param("rows_per_invocation", TM)
-        .param("runtime_checks", !ctx.trusted);
     let validation = Validation {
         metric: "exact".into(),
         error: wrong as f64 / checked.max(1) as f64,
@@ -152,25 +164,26 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
             d.m
         )),
     };
-    let mut res = res;
     res.timing = Some(timing);
-    Ok(res.validated(validation, value, |v| {
+    res.validated(validation, value, |v| {
         format!(
             "validation failed: {:.3}% of the checked sums differ from the CPU's",
             100.0 * v.error
         )
-    }))
+    })
+}
+
+/// The sizes measured when `--sizes` is not given.
+fn default_sizes(quick: bool) -> Vec<Dims> {
+    let v: &[usize] = if quick { &[512] } else { &[512, 1024, 2048] };
+    v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
 }
 
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
-        let v: &[usize] = if ctx.quick {
-            &[512]
-        } else {
-            &[512, 1024, 2048]
-        };
-        v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
-    });
+    let sizes: Vec<Dims> = ctx
+        .sizes
+        .clone()
+        .unwrap_or_else(|| default_sizes(ctx.quick));
     for d in sizes {
         if !ctx
             .gpu
@@ -217,7 +230,7 @@ impl super::Probe for Int8 {
             &[("WG", f64::from(WG))],
         )]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
 }
 
 #[cfg(test)]
@@ -239,5 +252,79 @@ mod tests {
             .map(|i| i32::from(inp.a[8 + i]) * i32::from(inp.bt[2 * 8 + i]))
             .sum();
         assert_eq!(inp.expected(1, 2), by_hand);
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: the WGSL kernel's layout and inputs, the device's packed dot
+/// product where it offers `cl_khr_integer_dot_product`, else widening multiply-adds (said
+/// in the result), the same exact check.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::opencl::Arg;
+    use crate::probes::ClCtx;
+
+    const INT8_CL: &str = include_str!("../../shaders/opencl/int8.cl");
+
+    fn measure_cl(ctx: &ClCtx<'_>, d: Dims) -> Result<ProbeResult> {
+        let cl = ctx.cl;
+        let inp = Inputs::random(d);
+        let p = inp.padded;
+        let int_dot = cl
+            .info
+            .opencl
+            .as_ref()
+            .is_some_and(|o| o.integer_dot_product);
+        let mut defines = vec![("TM", TM.to_string())];
+        if int_dot {
+            defines.push(("INT_DOT", "1".into()));
+        }
+        let prog = cl.build("matmul int8", INT8_CL, &defines)?;
+        let a = cl.upload("int8 a", &pack(&inp.a, p.k))?;
+        let bt = cl.upload("int8 bt", &pack(&inp.bt, p.k))?;
+        let mut c = cl.buffer::<i32>("int8 c", p.m * p.n)?;
+        cl.poison(&mut c, 0x7fff_fff7)?;
+        let args = [
+            Arg::U32(p.m as u32),
+            Arg::U32(p.n as u32),
+            Arg::U32((p.k / 4) as u32),
+            a.arg(),
+            bt.arg(),
+            c.arg(),
+        ];
+        let k = cl.kernel(&prog, "matmul_int8", &args)?;
+        let global = [p.m / TM as usize, p.n / TN];
+        let timing = ctx.time(&ctx.plan(), &mut || {
+            cl.dispatch(&k, &global, Some(&[WG as usize, 1]))
+        })?;
+        let got: Vec<i32> = cl.read(&c, p.m * p.n)?;
+        let res = ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k)
+            .param("rows_per_invocation", TM)
+            .param(
+                "dot_product",
+                if int_dot {
+                    "cl_khr_integer_dot_product"
+                } else {
+                    "widening multiply-adds (no cl_khr_integer_dot_product)"
+                },
+            );
+        Ok(judge(res, &inp, d, &got, timing))
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let sizes = ctx
+            .sizes
+            .clone()
+            .unwrap_or_else(|| default_sizes(ctx.quick));
+        for d in sizes {
+            let what = format!("matmul int8 {}x{}x{}", d.m, d.n, d.k);
+            super::super::step(ctx, emit, FigureKey::MatmulInt8, &what, async {
+                measure_cl(ctx, d)
+            })
+            .await;
+        }
     }
 }

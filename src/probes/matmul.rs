@@ -975,16 +975,7 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         c.trusted = ctx.trusted;
     }
     let explicit = ctx.sizes.clone();
-    let sizes: Vec<Dims> = explicit.clone().unwrap_or_else(|| {
-        let max = if ctx.quick { 512 } else { 16384 };
-        let mut v = Vec::new();
-        let mut n = 256;
-        while n <= max {
-            v.push(Dims { m: n, n, k: n });
-            n *= 2;
-        }
-        v
-    });
+    let sizes: Vec<Dims> = explicit.clone().unwrap_or_else(|| default_sizes(ctx.quick));
     let mut last_run_s: Option<(f64, usize)> = None;
     for (si, d) in sizes.iter().copied().enumerate() {
         if ctx.halted() {
@@ -1076,6 +1067,33 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     }
 }
 
+/// The sizes measured when `--sizes` is not given: 256, 512 (quick), on to 16384 (full, as
+/// far as the limits and the budget allow).
+fn default_sizes(quick: bool) -> Vec<Dims> {
+    let max = if quick { 512 } else { 16384 };
+    let mut v = Vec::new();
+    let mut n = 256;
+    while n <= max {
+        v.push(Dims { m: n, n, k: n });
+        n *= 2;
+    }
+    v
+}
+
+/// The validation record of an FP32 matmul, on either executor.
+fn validation(check: &MatmulCheck, m: usize) -> Validation {
+    Validation {
+        metric: "relative_frobenius".into(),
+        error: check.worst(),
+        tolerance: F32_TOLERANCE,
+        passed: check.worst() <= F32_TOLERANCE,
+        detail: Some(format!(
+            "{} of {} rows checked exactly (rel. Frobenius {:.2e}); Freivalds check over all rows {:.2e}; {} non-finite elements",
+            check.rows_checked, m, check.rel_frobenius, check.freivalds, check.non_finite
+        )),
+    }
+}
+
 fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
     let valid = run.valid();
     res.kernel = serde_json::to_value(&run.config).ok().map(|mut v| {
@@ -1088,20 +1106,8 @@ fn finish(mut res: ProbeResult, run: MatmulRun) -> ProbeResult {
         }
         v
     });
-    let validation = Validation {
-        metric: "relative_frobenius".into(),
-        error: run.check.worst(),
-        tolerance: F32_TOLERANCE,
-        passed: valid,
-        detail: Some(format!(
-            "{} of {} rows checked exactly (rel. Frobenius {:.2e}); Freivalds check over all rows {:.2e}; {} non-finite elements",
-            run.check.rows_checked,
-            run.dims.m,
-            run.check.rel_frobenius,
-            run.check.freivalds,
-            run.check.non_finite
-        )),
-    };
+    let mut validation = validation(&run.check, run.dims.m);
+    validation.passed = valid;
     res.timing = Some(run.timing);
     res.validated(validation, run.gflops, Validation::tolerance_exceeded)
 }
@@ -1122,7 +1128,7 @@ impl super::Probe for Matmul {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulF32]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()
     }
@@ -1174,5 +1180,249 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("2x3").is_err());
         assert!(parse_size("abc").is_err());
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: the same sizes, random inputs, poisoned output, autotuning
+/// (every candidate at the first size, the best three within half of the best after) and
+/// check against the CPU; a tiled OpenCL C kernel with register blocks, tuned by -D options.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod on_opencl {
+    use super::*;
+    use crate::opencl::{Arg, ClGpu};
+    use crate::probes::{ClCtx, Halts};
+
+    pub const MATMUL_CL: &str = include_str!("../../shaders/opencl/matmul.cl");
+
+    /// A tile configuration: the C tile (TS x TS), the register block (WPT x WPT per
+    /// work-item) and the K step through local memory.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    pub struct ClConfig {
+        pub ts: u32,
+        pub wpt: u32,
+        pub tsk: u32,
+    }
+
+    impl ClConfig {
+        pub fn label(&self) -> String {
+            let rts = self.ts / self.wpt;
+            format!(
+                "opencl tile {0}x{0}, {1}x{1} per work-item ({2} work-items), K step {3}",
+                self.ts,
+                self.wpt,
+                rts * rts,
+                self.tsk
+            )
+        }
+
+        pub fn defines(&self) -> Vec<(&'static str, String)> {
+            vec![
+                ("TS", self.ts.to_string()),
+                ("WPT", self.wpt.to_string()),
+                ("TSK", self.tsk.to_string()),
+            ]
+        }
+
+        /// Whether the device can run it (work-group size, local memory for `elem`-byte
+        /// elements).
+        pub fn fits(&self, cl: &ClGpu, elem: u32) -> bool {
+            let rts = self.ts / self.wpt;
+            let local = elem * (self.ts * (self.tsk + 1) + self.tsk * (self.ts + 1));
+            rts * rts <= cl.info.limits.max_compute_invocations_per_workgroup
+                && rts <= cl.info.limits.max_compute_workgroup_size_x
+                && local <= cl.info.limits.max_compute_workgroup_storage_size
+        }
+    }
+
+    /// The candidates, smallest first: a CPU device (PoCL) and a GPU favour different ones.
+    pub const CANDIDATES: [ClConfig; 6] = [
+        ClConfig {
+            ts: 32,
+            wpt: 4,
+            tsk: 16,
+        },
+        ClConfig {
+            ts: 64,
+            wpt: 8,
+            tsk: 16,
+        },
+        ClConfig {
+            ts: 64,
+            wpt: 4,
+            tsk: 16,
+        },
+        ClConfig {
+            ts: 32,
+            wpt: 2,
+            tsk: 16,
+        },
+        ClConfig {
+            ts: 128,
+            wpt: 8,
+            tsk: 16,
+        },
+        ClConfig {
+            ts: 16,
+            wpt: 2,
+            tsk: 16,
+        },
+    ];
+
+    /// `d` padded to the tile: M and N to TS, K to TSK (zeros, exact).
+    pub fn padded(cfg: ClConfig, d: Dims) -> Dims {
+        Dims {
+            m: d.m.next_multiple_of(cfg.ts as usize),
+            n: d.n.next_multiple_of(cfg.ts as usize),
+            k: d.k.next_multiple_of(cfg.tsk as usize),
+        }
+    }
+
+    struct ClRun {
+        timing: TimingInfo,
+        gflops: Summary,
+        check: MatmulCheck,
+        padded: Dims,
+    }
+
+    fn run_config(ctx: &ClCtx<'_>, cfg: ClConfig, d: Dims, plan: &Plan) -> Result<ClRun> {
+        let cl = ctx.cl;
+        let p = padded(cfg, d);
+        let (a, b) = random_inputs(d, p, &mut Rng::fresh());
+        let prog = cl.build("matmul f32", MATMUL_CL, &cfg.defines())?;
+        let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
+        let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
+        cl.poison(&mut dc, 0x7fc0_0000)?;
+        let args = [
+            Arg::U32(p.m as u32),
+            Arg::U32(p.n as u32),
+            Arg::U32(p.k as u32),
+            da.arg(),
+            db.arg(),
+            dc.arg(),
+        ];
+        let k = cl.kernel(&prog, "matmul", &args)?;
+        let rts = (cfg.ts / cfg.wpt) as usize;
+        let global = [p.n / cfg.wpt as usize, p.m / cfg.wpt as usize];
+        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&[rts, rts])))?;
+        let c = cl.read(&dc, p.m * p.n)?;
+        // Every matrix is the padded one, row-major, with its own leading dimension.
+        let check = crate::reference::check_matmul(
+            d,
+            View { data: &a, ld: p.k },
+            View { data: &b, ld: p.n },
+            View { data: &c, ld: p.n },
+            &mut Rng::fresh(),
+        );
+        let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+        let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+        Ok(ClRun {
+            timing,
+            gflops,
+            check,
+            padded: p,
+        })
+    }
+
+    fn trial(cfg: ClConfig, r: &Result<ClRun>) -> Trial {
+        match r {
+            Ok(r) => Trial {
+                config: cfg.label(),
+                gflops_median: Some(r.gflops.median),
+                gflops_max: Some(r.gflops.max),
+                error: Some(r.check.worst()),
+                valid: r.check.worst() <= F32_TOLERANCE,
+                note: None,
+            },
+            Err(e) => Trial {
+                config: cfg.label(),
+                gflops_median: None,
+                gflops_max: None,
+                error: None,
+                valid: false,
+                note: Some(format!("{e:#}")),
+            },
+        }
+    }
+
+    fn measure_size(ctx: &ClCtx<'_>, cands: &mut Vec<ClConfig>, d: Dims) -> ProbeResult {
+        let mut res = ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k);
+        ctx.say(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
+        let tune = Plan {
+            warmup: std::time::Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: std::time::Duration::from_millis(5),
+            samples: 3,
+            max_iters: 16,
+            abandon_above_s: None,
+        };
+        let mut ranked: Vec<(f64, ClConfig)> = Vec::new();
+        for &cfg in cands.iter() {
+            if !ranked.is_empty() && ctx.shrink() {
+                break;
+            }
+            let r = run_config(ctx, cfg, d, &tune);
+            let t = trial(cfg, &r);
+            if t.valid
+                && let Some(g) = t.gflops_max
+            {
+                ranked.push((g, cfg));
+            }
+            res.autotune.extend(serde_json::to_value(&t).ok());
+        }
+        ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
+        let Some(&(top, cfg)) = ranked.first() else {
+            return res.no_valid_configuration();
+        };
+        *cands = ranked
+            .iter()
+            .filter(|(g, _)| *g >= 0.5 * top)
+            .take(3)
+            .map(|(_, c)| *c)
+            .collect();
+        ctx.say(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
+        match run_config(ctx, cfg, d, &ctx.plan()) {
+            Ok(run) => {
+                res.kernel = Some(serde_json::json!({
+                    "label": cfg.label(), "ts": cfg.ts, "wpt": cfg.wpt, "tsk": cfg.tsk,
+                    "padded": [run.padded.m, run.padded.n, run.padded.k],
+                }));
+                let v = validation(&run.check, d.m);
+                res.timing = Some(run.timing);
+                res.validated(v, run.gflops, Validation::tolerance_exceeded)
+            }
+            Err(e) => res.with_status(Status::Failed, format!("{e:#}")),
+        }
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let sizes = ctx
+            .sizes
+            .clone()
+            .unwrap_or_else(|| default_sizes(ctx.quick));
+        let mut cands: Vec<ClConfig> = CANDIDATES
+            .into_iter()
+            .filter(|c| c.fits(ctx.cl, 4))
+            .collect();
+        for d in sizes {
+            if ctx.halted() {
+                emit(
+                    ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k)
+                        .with_status(Status::Skipped, ctx.halt_reason()),
+                );
+                continue;
+            }
+            let bytes = (padded(CANDIDATES[4], d).m * padded(CANDIDATES[4], d).k * 4) as u64;
+            if bytes > ctx.cl.info.limits.max_buffer_size {
+                emit(
+                    ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k)
+                        .with_status(Status::Skipped, "beyond the device's largest allocation"),
+                );
+                break;
+            }
+            emit(measure_size(ctx, &mut cands, d));
+        }
     }
 }

@@ -1208,7 +1208,7 @@ impl super::Probe for Double {
             FigureKey::DoubleBest,
         ]
     }
-    run_with_async_fn!();
+    run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
         kernel_variants()
     }
@@ -1269,5 +1269,373 @@ mod tests {
     #[should_panic(expected = "multiple of 8")]
     fn df64_subgroup_rows_are_whole_loads() {
         expand_df64_subgroup(MATMUL_DF64_SUBGROUP_WGSL, 12);
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+use on_opencl::run_cl;
+
+/// The same method on OpenCL: the df64 self-test with the WGSL test's inputs, outputs and
+/// judge (OpenCL's `fma` must round once on a full profile: checked, not assumed), df64 on
+/// the product the self-test allows, native f64 (`cl_khr_fp64`) and f16 (`cl_khr_fp16`)
+/// through the tiled matmul kernel; the same sizes, inputs (random and adversarial),
+/// compensated-f64 reference and tolerances.
+#[cfg(not(target_arch = "wasm32"))]
+mod on_opencl {
+    use super::*;
+    use crate::opencl::{Arg, ClGpu};
+    use crate::probes::matmul::on_opencl::{CANDIDATES, ClConfig, MATMUL_CL, padded};
+    use crate::probes::{ClCtx, Halts};
+
+    const DF64_CL: &str = include_str!("../../shaders/opencl/df64.cl");
+    /// Rows per work-item of the df64 kernel, and its work-group width.
+    const CL_TM: [u32; 3] = [1, 4, 8];
+    const CL_WG: usize = 64;
+
+    fn self_test_cl(cl: &ClGpu) -> Result<SelfTest> {
+        let inputs = SelfTestInputs::new();
+        let defines = [
+            ("REAL", "float4".to_string()),
+            ("SELF_TEST", "1".to_string()),
+            ("USE_FMA", "0".to_string()),
+        ];
+        let prog = cl.build("df64 self-test", DF64_CL, &defines)?;
+        let rows: Vec<f32> = inputs.rows().into_iter().flatten().collect();
+        let inp = cl.upload("selftest in", &rows)?;
+        let mut outp = cl.buffer::<f32>("selftest out", 14 * 4)?;
+        cl.poison(&mut outp, f32::NAN.to_bits())?;
+        let k = cl.kernel(&prog, "self_test", &[inp.arg(), outp.arg()])?;
+        cl.dispatch(&k, &[1], Some(&[1]))?;
+        cl.finish()?;
+        let out: Vec<f32> = cl.read(&outp, 14 * 4)?;
+        let out: Vec<[f32; 4]> = out.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        Ok(judge_self_test(&inputs, &out))
+    }
+
+    /// One kernel's layout: df64 rows per work-item, or a tile of the typed kernel.
+    #[derive(Clone, Copy)]
+    enum Layout {
+        Df64 { tm: u32, use_fma: bool },
+        Typed(ClConfig),
+    }
+
+    impl Layout {
+        fn label(&self, kind: Kind) -> String {
+            match self {
+                Layout::Df64 { tm, use_fma } => format!(
+                    "opencl df64, {tm} rows per work-item, {CL_WG} work-items, {} product",
+                    if *use_fma { "FMA" } else { "split" }
+                ),
+                Layout::Typed(c) => format!("{} ({kind:?})", c.label()),
+            }
+        }
+
+        fn padded(&self, d: Dims) -> Dims {
+            match self {
+                Layout::Df64 { tm, .. } => Dims {
+                    m: d.m.next_multiple_of(*tm as usize),
+                    n: d.n.next_multiple_of(CL_WG),
+                    k: d.k,
+                },
+                Layout::Typed(c) => padded(*c, d),
+            }
+        }
+    }
+
+    fn run_matmul_cl(
+        ctx: &ClCtx<'_>,
+        kind: Kind,
+        layout: Layout,
+        d: Dims,
+        inputs: Inputs,
+        plan: &Plan,
+    ) -> Result<PrecisionRun> {
+        let cl = ctx.cl;
+        let p = layout.padded(d);
+        let (a, b) = matmul_inputs(d, p, inputs);
+        let dims = [
+            Arg::U32(p.m as u32),
+            Arg::U32(p.n as u32),
+            Arg::U32(p.k as u32),
+        ];
+        let (timing, c, exact) = match (kind, layout) {
+            (Kind::Df64, Layout::Df64 { tm, use_fma }) => {
+                let split =
+                    |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
+                let ((ah, al), (bh, bl)) = (split(&a), split(&b));
+                let join = |h: &[f32], l: &[f32]| -> Vec<f64> {
+                    h.iter().zip(l).map(|(h, l)| from_df(*h, *l)).collect()
+                };
+                let exact = (join(&ah, &al), join(&bh, &bl));
+                let defines = [
+                    ("TM", tm.to_string()),
+                    ("USE_FMA", u8::from(use_fma).to_string()),
+                ];
+                let prog = cl.build("matmul df64", DF64_CL, &defines)?;
+                let bufs = [
+                    cl.upload("A hi", &ah)?,
+                    cl.upload("A lo", &al)?,
+                    cl.upload("B hi", &bh)?,
+                    cl.upload("B lo", &bl)?,
+                ];
+                let mut ch = cl.buffer::<f32>("C hi", p.m * p.n)?;
+                let mut clo = cl.buffer::<f32>("C lo", p.m * p.n)?;
+                cl.poison(&mut ch, 0x7fc0_0000)?;
+                cl.poison(&mut clo, 0x7fc0_0000)?;
+                let mut args: Vec<Arg<'_>> = dims.into();
+                args.extend(bufs.iter().map(|b| b.arg()));
+                args.extend([ch.arg(), clo.arg()]);
+                let k = cl.kernel(&prog, "matmul_df64", &args)?;
+                let global = [p.n, p.m / tm as usize];
+                let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&[CL_WG, 1])))?;
+                let (hi, lo) = (cl.read(&ch, p.m * p.n)?, cl.read(&clo, p.m * p.n)?);
+                (timing, join(&hi, &lo), exact)
+            }
+            (Kind::F64, Layout::Typed(cfg)) => {
+                let mut defines = cfg.defines();
+                defines.push(("USE_F64", "1".into()));
+                let prog = cl.build("matmul f64", MATMUL_CL, &defines)?;
+                let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
+                let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
+                cl.poison(&mut dc, 0x7ff8_0000)?;
+                let (timing, c) = run_typed(
+                    ctx,
+                    cfg,
+                    p,
+                    &prog,
+                    [da.arg(), db.arg(), dc.arg()],
+                    plan,
+                    &dims,
+                )?;
+                let _ = c;
+                let c = cl.read(&dc, p.m * p.n)?;
+                (timing, c, (a, b))
+            }
+            (Kind::F16, Layout::Typed(cfg)) => {
+                let ah: Vec<u16> = a
+                    .iter()
+                    .map(|&x| half::f16::from_f64(x).to_bits())
+                    .collect();
+                let bh: Vec<u16> = b
+                    .iter()
+                    .map(|&x| half::f16::from_f64(x).to_bits())
+                    .collect();
+                let back = |v: &[u16]| -> Vec<f64> {
+                    v.iter()
+                        .map(|&x| half::f16::from_bits(x).to_f64())
+                        .collect()
+                };
+                let exact = (back(&ah), back(&bh));
+                let mut defines = cfg.defines();
+                defines.push(("USE_F16", "1".into()));
+                let prog = cl.build("matmul f16", MATMUL_CL, &defines)?;
+                let (da, db) = (cl.upload("A", &ah)?, cl.upload("B", &bh)?);
+                let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
+                cl.poison(&mut dc, 0x7fc0_0000)?;
+                let (timing, _) = run_typed(
+                    ctx,
+                    cfg,
+                    p,
+                    &prog,
+                    [da.arg(), db.arg(), dc.arg()],
+                    plan,
+                    &dims,
+                )?;
+                let c: Vec<f64> = cl
+                    .read(&dc, p.m * p.n)?
+                    .into_iter()
+                    .map(f64::from)
+                    .collect();
+                (timing, c, exact)
+            }
+            _ => bail!("no OpenCL kernel of this layout for {kind:?}"),
+        };
+        let (rel_error, rows_checked) = check_product(d, p, &c, &exact);
+        let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
+        let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+        Ok(PrecisionRun {
+            timing,
+            gflops,
+            rel_error,
+            rows_checked,
+        })
+    }
+
+    fn run_typed(
+        ctx: &ClCtx<'_>,
+        cfg: ClConfig,
+        p: Dims,
+        prog: &opencl3::program::Program,
+        bufs: [Arg<'_>; 3],
+        plan: &Plan,
+        dims: &[Arg<'_>; 3],
+    ) -> Result<(TimingInfo, ())> {
+        let cl = ctx.cl;
+        let [m, n, k] = dims;
+        let copy = |a: &Arg<'_>| match a {
+            Arg::U32(v) => Arg::U32(*v),
+            _ => Arg::U32(0),
+        };
+        let [a, b, c] = bufs;
+        let args = [copy(m), copy(n), copy(k), a, b, c];
+        let kern = cl.kernel(prog, "matmul", &args)?;
+        let rts = (cfg.ts / cfg.wpt) as usize;
+        let global = [p.n / cfg.wpt as usize, p.m / cfg.wpt as usize];
+        let timing = ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&[rts, rts])))?;
+        Ok((timing, ()))
+    }
+
+    fn measure_size_cl(
+        ctx: &ClCtx<'_>,
+        kind: Kind,
+        layouts: &[Layout],
+        d: Dims,
+        self_test: Option<&SelfTest>,
+    ) -> ProbeResult {
+        let mut res = result_for(kind, d);
+        if let Some(st) = self_test {
+            res = res.param("self_test", st);
+        }
+        let tol = match kind {
+            Kind::F64 => F64_TOLERANCE,
+            Kind::Df64 => DF64_TOLERANCE,
+            Kind::F16 => F16_TOLERANCE,
+        };
+        let tune = Plan {
+            warmup: std::time::Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: std::time::Duration::from_millis(5),
+            samples: 3,
+            max_iters: 16,
+            abandon_above_s: None,
+        };
+        let mut best: Option<(f64, Layout)> = None;
+        for &l in layouts {
+            if best.is_some() && ctx.shrink() {
+                break;
+            }
+            match run_matmul_cl(ctx, kind, l, d, Inputs::Random, &tune) {
+                Ok(r) => {
+                    let valid = r.rel_error <= tol;
+                    res.autotune.push(serde_json::json!({
+                        "config": l.label(kind), "gflops_median": r.gflops.median,
+                        "error": r.rel_error, "valid": valid,
+                    }));
+                    if valid && best.is_none_or(|(g, _)| r.gflops.median > g) {
+                        best = Some((r.gflops.median, l));
+                    }
+                }
+                Err(e) => res.autotune.push(
+                    serde_json::json!({"config": l.label(kind), "valid": false, "note": format!("{e:#}")}),
+                ),
+            }
+        }
+        let Some((_, l)) = best else {
+            return res.no_valid_configuration();
+        };
+        let main = run_matmul_cl(ctx, kind, l, d, Inputs::Random, &ctx.plan());
+        let adv_inputs = if kind == Kind::F16 {
+            Inputs::Random
+        } else {
+            Inputs::Adversarial
+        };
+        let adv = run_matmul_cl(ctx, kind, l, d, adv_inputs, &tune);
+        match (main, adv) {
+            (Ok(m), Ok(a)) => {
+                let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
+                res.kernel = Some(serde_json::json!({"label": l.label(kind)}));
+                res = res
+                    .param("error_random", m.rel_error)
+                    .param("error_adversarial", a.rel_error)
+                    .param("effective_bits", bits(m.rel_error))
+                    .param("effective_bits_adversarial", bits(a.rel_error));
+                let worst = m.rel_error.max(a.rel_error);
+                let validation = Validation {
+                    metric: "relative_frobenius".into(),
+                    error: worst,
+                    tolerance: tol,
+                    passed: worst <= tol,
+                    detail: Some(format!(
+                        "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
+                        m.rel_error,
+                        bits(m.rel_error),
+                        a.rel_error,
+                        bits(a.rel_error),
+                        m.rows_checked
+                    )),
+                };
+                res.timing = Some(m.timing);
+                res.validated(validation, m.gflops, Validation::tolerance_exceeded)
+            }
+            (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
+        }
+    }
+
+    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
+        let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
+            let v: &[usize] = if ctx.quick { &[256] } else { &[256, 512, 1024] };
+            v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
+        });
+        ctx.say("df64 self-test");
+        let st = self_test_cl(ctx.cl);
+        for &d in &sizes {
+            if ctx.halted() {
+                emit(result_for(Kind::Df64, d).with_status(Status::Skipped, ctx.halt_reason()));
+                continue;
+            }
+            ctx.say(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
+            match &st {
+                Err(e) => emit(
+                    result_for(Kind::Df64, d)
+                        .with_status(Status::Failed, format!("self-test could not run: {e:#}")),
+                ),
+                Ok(s) if !s.usable => {
+                    emit(result_for(Kind::Df64, d).param("self_test", s).with_status(
+                        Status::Failed,
+                        format!(
+                            "df64 building blocks are not exact on this device: {}",
+                            s.reason.clone().unwrap_or_default()
+                        ),
+                    ))
+                }
+                Ok(s) => {
+                    let layouts: Vec<Layout> = CL_TM
+                        .iter()
+                        .map(|&tm| Layout::Df64 {
+                            tm,
+                            use_fma: s.fma_fused,
+                        })
+                        .collect();
+                    emit(measure_size_cl(ctx, Kind::Df64, &layouts, d, Some(s)))
+                }
+            }
+        }
+        let info = &ctx.cl.info;
+        for (kind, has, ext, elem) in [
+            (Kind::F64, info.features.shader_f64, "cl_khr_fp64", 8),
+            (Kind::F16, info.features.shader_f16, "cl_khr_fp16", 2),
+        ] {
+            let layouts: Vec<Layout> = CANDIDATES
+                .into_iter()
+                .filter(|c| c.fits(ctx.cl, elem))
+                .take(3)
+                .map(Layout::Typed)
+                .collect();
+            for &d in &sizes {
+                if !has {
+                    emit(result_for(kind, d).with_status(
+                        Status::Unsupported,
+                        format!("the device does not offer {ext}"),
+                    ));
+                    continue;
+                }
+                if ctx.halted() {
+                    emit(result_for(kind, d).with_status(Status::Skipped, ctx.halt_reason()));
+                    continue;
+                }
+                ctx.say(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));
+                emit(measure_size_cl(ctx, kind, &layouts, d, None));
+            }
+        }
     }
 }
