@@ -230,8 +230,15 @@ fn pci_bus_id(device: &Device, has: &dyn Fn(&str) -> bool) -> Option<PciBusId> {
     None
 }
 
-/// Every OpenCL device, or why there are none (no ICD loader, no platform).
+/// Every OpenCL device, or why there are none (no ICD loader, no platform). Asked once per
+/// process: PoCL's first platform query is not safe from several threads at once (threads of
+/// one test binary saw an empty list), and the devices do not change while it runs.
 pub fn enumerate() -> Result<Vec<ClDevice>, String> {
+    static DEVICES: std::sync::OnceLock<Result<Vec<ClDevice>, String>> = std::sync::OnceLock::new();
+    DEVICES.get_or_init(enumerate_now).clone()
+}
+
+fn enumerate_now() -> Result<Vec<ClDevice>, String> {
     if !cl3::is_opencl_runtime_available() {
         return Err("no OpenCL ICD loader (libOpenCL.so.1) on this machine".into());
     }

@@ -45,13 +45,16 @@ struct Inputs {
 
 impl Inputs {
     fn random(d: Dims) -> Inputs {
+        Inputs::seeded(d, &mut Rng::fresh())
+    }
+
+    fn seeded(d: Dims, rng: &mut Rng) -> Inputs {
         let rows = (TM * WG) as usize;
         let padded = Dims {
             m: d.m.next_multiple_of(rows),
             n: d.n.next_multiple_of(TN),
             k: d.k.next_multiple_of(4),
         };
-        let mut rng = Rng::fresh();
         // Zero padding contributes nothing to the sums.
         let mut fill = |r: usize, c: usize, live_r: usize, live_c: usize| -> Vec<i8> {
             (0..r * c)
@@ -133,6 +136,53 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
         .param("rows_per_invocation", TM)
         .param("runtime_checks", !ctx.trusted);
     Ok(judge(res, &inp, d, &got, timing))
+}
+
+/// The product of the inputs seeded with `seed` (`d` unpadded), computed once on a wgpu
+/// adapter with the probe's kernel: what the cross-executor test compares with OpenCL's.
+pub async fn product_wgpu(gpu: &Gpu, d: Dims, seed: u64) -> Result<Vec<i32>> {
+    let inp = Inputs::seeded(d, &mut Rng::new(seed));
+    let p = inp.padded;
+    check_fits(gpu, p)?;
+    let a = gpu.upload("int8 a", &pack(&inp.a, p.k))?;
+    let bt = gpu.upload("int8 bt", &pack(&inp.bt, p.k))?;
+    let c = gpu.storage_buffer("int8 c", (p.m * p.n * 4) as u64)?;
+    gpu.poison(&c, 0x7fff_fff7);
+    let dims = [p.m as u32, p.n as u32, (p.k / 4) as u32, 0];
+    let dims = gpu.uniform_buffer("int8 dims", bytemuck::cast_slice(&dims))?;
+    let src = source();
+    let constants = [("WG", f64::from(WG))];
+    let pipeline = gpu.kernel(&KernelSpec {
+        constants: &constants,
+        ..KernelSpec::new("matmul int8", &src)
+    })?;
+    let bind = gpu.bind(&pipeline, &[(0, &a), (1, &bt), (2, &c), (3, &dims)]);
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind, &[]);
+        pass.dispatch_workgroups((p.m as u32) / (TM * WG), (p.n / TN) as u32, 1);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let got: Vec<i32> = gpu.read(&c, p.m * p.n).await?;
+    Ok(unpad(&got, d, p))
+}
+
+/// The live m x n block of a padded product.
+fn unpad(c: &[i32], d: Dims, p: Dims) -> Vec<i32> {
+    (0..d.m)
+        .flat_map(|r| c[r * p.n..r * p.n + d.n].iter().copied())
+        .collect()
+}
+
+/// The CPU's exact product of the inputs seeded with `seed`.
+pub fn product_cpu(d: Dims, seed: u64) -> Vec<i32> {
+    let inp = Inputs::seeded(d, &mut Rng::new(seed));
+    (0..d.m)
+        .flat_map(|r| (0..d.n).map(move |c| (r, c)))
+        .map(|(r, c)| inp.expected(r, c))
+        .collect()
 }
 
 /// The figure from the sums the device wrote: sampled rows checked exactly.
@@ -256,6 +306,8 @@ mod tests {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+pub use on_opencl::product_opencl;
+#[cfg(not(target_arch = "wasm32"))]
 use on_opencl::run_cl;
 
 /// The same method on OpenCL: the WGSL kernel's layout and inputs, the device's packed dot
@@ -269,9 +321,17 @@ mod on_opencl {
 
     const INT8_CL: &str = include_str!("../../shaders/opencl/int8.cl");
 
-    fn measure_cl(ctx: &ClCtx<'_>, d: Dims) -> Result<ProbeResult> {
-        let cl = ctx.cl;
-        let inp = Inputs::random(d);
+    /// The kernel over one set of inputs, with the buffers its arguments name (kept alive:
+    /// a kernel argument does not retain its buffer).
+    struct Setup {
+        k: opencl3::kernel::Kernel,
+        _inputs: [crate::opencl::ClBuffer<u32>; 2],
+        c: crate::opencl::ClBuffer<i32>,
+        global: [usize; 2],
+        int_dot: bool,
+    }
+
+    fn setup(cl: &crate::opencl::ClGpu, inp: &Inputs) -> Result<Setup> {
         let p = inp.padded;
         let int_dot = cl
             .info
@@ -297,6 +357,37 @@ mod on_opencl {
         ];
         let k = cl.kernel(&prog, "matmul_int8", &args)?;
         let global = [p.m / TM as usize, p.n / TN];
+        Ok(Setup {
+            k,
+            _inputs: [a, bt],
+            c,
+            global,
+            int_dot,
+        })
+    }
+
+    /// As `product_wgpu`, on an OpenCL device.
+    pub fn product_opencl(cl: &crate::opencl::ClGpu, d: Dims, seed: u64) -> Result<Vec<i32>> {
+        let inp = Inputs::seeded(d, &mut Rng::new(seed));
+        let s = setup(cl, &inp)?;
+        cl.dispatch(&s.k, &s.global, Some(&[WG as usize, 1]))?;
+        cl.finish()?;
+        let got = cl.read(&s.c, inp.padded.m * inp.padded.n)?;
+        Ok(unpad(&got, d, inp.padded))
+    }
+
+    fn measure_cl(ctx: &ClCtx<'_>, d: Dims) -> Result<ProbeResult> {
+        let cl = ctx.cl;
+        let inp = Inputs::random(d);
+        let p = inp.padded;
+        // The input buffers stay bound for as long as the kernel runs.
+        let Setup {
+            k,
+            _inputs: _held,
+            c,
+            global,
+            int_dot,
+        } = setup(cl, &inp)?;
         let timing = ctx.time(&ctx.plan(), &mut || {
             cl.dispatch(&k, &global, Some(&[WG as usize, 1]))
         })?;

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use gpuvalue::gpu::{AdapterChoice, Gpu, Timer, adapter};
+use gpuvalue::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
 use gpuvalue::probes::matmul::Faults;
 use gpuvalue::probes::measure::Plan;
 use gpuvalue::probes::{self, Ctx, RunCtx};
@@ -46,26 +46,77 @@ pub fn gpu() -> Option<Gpu> {
         // SAFETY: set once, before any thread of this test reads the environment.
         unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
     }
-    let list = adapter::enumerate(None);
-    match list.select(&AdapterChoice::Best) {
-        Ok(ix) => {
-            let i = ix[0];
-            Some(
-                pollster::block_on(Gpu::open(
-                    list.adapters[i].clone(),
-                    list.summaries[i].clone(),
-                ))
-                .expect("open device"),
-            )
+    // wgpu's adapters only: the OpenCL tests open their device with `opencl()`.
+    let list = adapter::enumerate(Some(BackendChoice::Vulkan));
+    let list = if list.summaries.is_empty() {
+        adapter::enumerate(None)
+    } else {
+        list
+    };
+    let wgpu_adapter = list
+        .adapters
+        .iter()
+        .zip(&list.summaries)
+        .find_map(|(a, s)| match a {
+            adapter::Adapter::Wgpu(a) => Some((a.clone(), s.clone())),
+            _ => None,
+        });
+    match (list.select(&AdapterChoice::Best), wgpu_adapter) {
+        (Ok(_), Some((a, s))) => {
+            Some(pollster::block_on(Gpu::open(a, s)).expect("open device"))
         }
-        Err(e) => {
+        (Err(e), _) => {
             if in_ci() {
                 panic!("CI=true and no GPU adapter was found, so the GPU tests cannot run: {e}");
             }
             eprintln!("SKIPPED (no adapter; set CI=true to make this a failure): {e}");
             None
         }
+        (Ok(_), None) => {
+            if in_ci() {
+                panic!("CI=true and no wgpu adapter was found, so the GPU tests cannot run");
+            }
+            eprintln!("SKIPPED (no wgpu adapter; set CI=true to make this a failure)");
+            None
+        }
     }
+}
+
+/// Opens the first OpenCL device (PoCL here). Outside CI, a machine without one skips the
+/// test (None, with a note on stderr); under CI=true it panics, as `gpu()` does.
+pub fn opencl() -> Option<gpuvalue::opencl::ClGpu> {
+    let list = adapter::enumerate(Some(BackendChoice::Opencl));
+    match list.adapters.first() {
+        Some(adapter::Adapter::OpenCl(d)) => Some(
+            gpuvalue::opencl::ClGpu::open(d.clone(), list.summaries[0].clone())
+                .expect("open OpenCL device"),
+        ),
+        _ => {
+            let why = format!("no OpenCL device (searched: {})", list.searched);
+            if in_ci() {
+                panic!("CI=true and {why}, so the OpenCL tests cannot run (install pocl-opencl-icd)");
+            }
+            eprintln!("SKIPPED ({why}; set CI=true to make this a failure)");
+            None
+        }
+    }
+}
+
+/// Runs one probe on an OpenCL device with the tiny plan and collects its results.
+pub fn run_probe_opencl(
+    cl: &gpuvalue::opencl::ClGpu,
+    probe: &str,
+    sizes: Option<Vec<Dims>>,
+) -> Vec<ProbeResult> {
+    let host = gpuvalue::host::HostInfo::detect();
+    let ctx = probes::ClCtx {
+        cl,
+        run: tiny_run(&host, sizes),
+    };
+    let mut out = Vec::new();
+    let probe = probes::find(probe).expect("a registered probe");
+    pollster::block_on(probe.run_opencl(&ctx, &mut |r| out.push(r)));
+    out
 }
 
 /// A plan for correctness tests: no warm-up, three short samples.
