@@ -363,7 +363,7 @@ fn check_adapter_fits(opts: &BenchOptions, gpu: &Gpu) -> Result<()> {
 }
 
 /// Refuses options an OpenCL device cannot honour before anything is measured.
-fn check_opencl_fits(opts: &BenchOptions, cl: &crate::opencl::ClGpu) -> Result<()> {
+fn check_opencl_fits(opts: &BenchOptions, cl: &crate::gpu::opencl::ClGpu) -> Result<()> {
     let limit = cl.info.limits.max_buffer_size;
     for &d in opts.sizes.iter().flatten() {
         let bytes = (d.m.max(d.n) * d.k.max(d.n) * 8) as u64;
@@ -429,7 +429,7 @@ enum Exec {
         adapter: wgpu::Adapter,
         gpu: Box<Gpu>,
     },
-    OpenCl(Box<crate::opencl::ClGpu>),
+    OpenCl(Box<crate::gpu::opencl::ClGpu>),
 }
 
 impl Exec {
@@ -439,7 +439,7 @@ impl Exec {
                 adapter: a.clone(),
                 gpu: Box::new(pollster::block_on(Gpu::open(a.clone(), info.clone()))?),
             },
-            adapter::Adapter::OpenCl(d) => Exec::OpenCl(Box::new(crate::opencl::ClGpu::open(
+            adapter::Adapter::OpenCl(d) => Exec::OpenCl(Box::new(crate::gpu::opencl::ClGpu::open(
                 d.clone(),
                 info.clone(),
             )?)),

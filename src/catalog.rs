@@ -542,8 +542,18 @@ impl Catalog {
 
     /// The catalog GPU whose alias (or id or name) equals the adapter name, ignoring case and
     /// runs of spaces. Exact match only: "NVIDIA A100-SXM4-40GB" never becomes the 80 GB part.
+    ///
+    /// ROCm's OpenCL device name (`gfx908:sramecc+:xnack-`, the adapter name where the
+    /// runtime leaves the board name empty) is matched by its gfx id alone, and only where one
+    /// product has that id (gfx908 is the MI100; gfx942 is MI300X, MI300A and MI325X alike, so
+    /// no catalog entry names it).
     pub fn match_adapter(&self, adapter_name: &str) -> Option<&Gpu> {
-        let want = normalize(adapter_name);
+        let mut want = normalize(adapter_name);
+        if want.starts_with("gfx")
+            && let Some((id, _features)) = want.split_once(':')
+        {
+            want = id.to_string();
+        }
         self.gpus.iter().find(|g| {
             g.aliases
                 .iter()
@@ -1345,6 +1355,8 @@ mod tests {
             ("AMD Instinct MI300X", Some("mi300x")),
             ("AMD Instinct MI210", Some("mi210")),
             ("gfx942:sramecc+:xnack-", None),
+            ("gfx908:sramecc+:xnack-", Some("mi100")),
+            ("gfx950", Some("mi355x")),
             ("NVIDIA GeForce RTX 4090", Some("rtx-4090")),
             ("Tesla V100-SXM2-16GB", Some("v100-sxm2-16gb")),
             ("NVIDIA A100-PCIE-40GB", Some("a100-40gb-pcie")),

@@ -27,8 +27,6 @@ pub mod gpu;
 pub mod host;
 pub mod interrupt;
 pub mod model;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod opencl;
 pub mod probes;
 pub mod rank;
 pub mod reference;

@@ -191,3 +191,26 @@ impl fmt::Display for InstanceRef {
         Ok(())
     }
 }
+
+/// The vendor of a PCI vendor id, for tables.
+pub fn vendor_name(id: u32) -> &'static str {
+    match id {
+        0x10de => "NVIDIA",
+        0x1002 | 0x1022 => "AMD",
+        0x8086 => "Intel",
+        0x106b => "Apple",
+        0x13b5 => "ARM",
+        0x5143 => "Qualcomm",
+        0x1414 => "Microsoft",
+        0x10005 => "Mesa",
+        0x1ae0 => "Google",
+        _ => "unknown",
+    }
+}
+
+/// Whether a device-timed span is trustworthy beside the wall clock around the same work:
+/// not longer than it, nor far shorter on a long run (submit + wait costs well under a
+/// millisecond). The one rule for wgpu's timestamps and OpenCL's profiling events.
+pub fn timestamps_agree(device_s: f64, wall_s: f64) -> bool {
+    device_s > 0.0 && device_s <= wall_s * 1.5 + 1e-3 && device_s >= 0.8 * wall_s - 2e-3
+}

@@ -17,7 +17,11 @@ fn dims(n: usize) -> Dims {
 fn devices_lists_opencl_beside_wgpu_each_with_its_backend() {
     let Some(cl) = opencl() else { return };
     let out = gpuvalue(&["devices", "--format", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
     let backends: Vec<&str> = list.iter().filter_map(|d| d["backend"].as_str()).collect();
     assert!(backends.contains(&"opencl"), "{backends:?}");
@@ -26,9 +30,15 @@ fn devices_lists_opencl_beside_wgpu_each_with_its_backend() {
         .find(|d| d["backend"] == "opencl" && d["name"] == cl.info.name.as_str())
         .expect("the OpenCL device in the list");
     // A CPU device is labelled as the CPU, like lavapipe.
-    assert_eq!(entry["software"], serde_json::json!(cl.info.device_type == "cpu"));
+    assert_eq!(
+        entry["software"],
+        serde_json::json!(cl.info.device_type == "cpu")
+    );
     assert!(entry["opencl"]["device_name"].is_string(), "{entry}");
-    assert!(entry["opencl"]["compute_units"].as_u64().unwrap_or(0) > 0, "{entry}");
+    assert!(
+        entry["opencl"]["compute_units"].as_u64().unwrap_or(0) > 0,
+        "{entry}"
+    );
     let table = gpuvalue(&["devices", "--backend", "opencl"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(table.status.success() && text.contains("opencl"), "{text}");
@@ -69,26 +79,53 @@ fn opencl_bench_file_is_read_by_show_rank_compare_and_report() {
     let file = dir.path().join("cl.json");
     let f = file.to_str().unwrap();
     let out = gpuvalue(&[
-        "bench", "--backend", "opencl", "--quick", "--probes", "peak,stream,latency",
-        "--array-mib", "4", "-o", f, "--quiet",
+        "bench",
+        "--backend",
+        "opencl",
+        "--quick",
+        "--probes",
+        "peak,stream,latency",
+        "--array-mib",
+        "4",
+        "-o",
+        f,
+        "--quiet",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = ResultsFile::load(&file).expect("a valid results file");
     assert_eq!(r.adapter.backend, "opencl");
     assert!(r.complete);
-    assert!(r.probes.iter().all(|p| p.status == Status::Ok), "{:?}", r.probes);
+    assert!(
+        r.probes.iter().all(|p| p.status == Status::Ok),
+        "{:?}",
+        r.probes
+    );
     // Timed by profiling events (or the wall clock, said, after they disagreed).
     let methods: Vec<String> = r
         .probes
         .iter()
         .filter_map(|p| p.timing.as_ref().map(|t| t.method.to_string()))
         .collect();
-    assert!(methods.iter().any(|m| m.contains("opencl profiling events")), "{methods:?}");
+    assert!(
+        methods
+            .iter()
+            .any(|m| m.contains("opencl profiling events")),
+        "{methods:?}"
+    );
     for args in [
         vec!["show", f],
         vec!["rank", "--results", f, "--scenario", "inference"],
         vec!["compare", f, f],
-        vec!["report", f, "-o", dir.path().join("r.html").to_str().unwrap()],
+        vec![
+            "report",
+            f,
+            "-o",
+            dir.path().join("r.html").to_str().unwrap(),
+        ],
     ] {
         let out = gpuvalue(&args);
         assert!(
@@ -103,13 +140,27 @@ fn opencl_bench_file_is_read_by_show_rank_compare_and_report() {
 fn int8_products_agree_between_opencl_and_wgpu_on_the_same_inputs() {
     let Some(cl) = opencl() else { return };
     let Some(gpu) = common::gpu() else { return };
-    for (d, seed) in [(dims(64), 1u64), (Dims { m: 37, n: 70, k: 19 }, 2)] {
+    for (d, seed) in [
+        (dims(64), 1u64),
+        (
+            Dims {
+                m: 37,
+                n: 70,
+                k: 19,
+            },
+            2,
+        ),
+    ] {
         let want = gpuvalue::probes::int8::product_cpu(d, seed);
         let on_cl = gpuvalue::probes::int8::product_opencl(&cl, d, seed).expect("OpenCL");
         let on_wgpu =
             pollster::block_on(gpuvalue::probes::int8::product_wgpu(&gpu, d, seed)).expect("wgpu");
         assert_eq!(on_cl.len(), want.len());
-        assert_eq!(on_cl, on_wgpu, "{d}: {} and {} differ", cl.info.name, gpu.info.name);
+        assert_eq!(
+            on_cl, on_wgpu,
+            "{d}: {} and {} differ",
+            cl.info.name, gpu.info.name
+        );
         assert_eq!(on_cl, want, "{d}: both differ from the CPU");
     }
 }

@@ -65,3 +65,23 @@ matmul(const uint M, const uint N, const uint K, __global const T *A, __global c
         for (uint wn = 0; wn < WPT; wn++)
             C[(row0 + tr + wm * RTS) * N + col0 + tc + wn * RTS] = acc[wm][wn];
 }
+
+// The barrier-free variant (-D TS=local width, WPT=rows per work-item): one column of C per
+// work-item, WPT rows of accumulators, A and B read from global memory through the caches,
+// no local memory and no barrier. Neighbouring work-items take neighbouring columns, so a
+// CPU runtime (PoCL) vectorises the work-group across them with B's row a vector load and
+// A's element a broadcast, and keeps the accumulators in registers (a barrier would make it
+// save every work-item's private state between the regions it splits the kernel into). The
+// host pads M to WPT and N to TS.
+__kernel void matmul_direct(const uint M, const uint N, const uint K, __global const T *A,
+                            __global const T *B, __global ACC *C) {
+    const uint col = get_global_id(0);
+    const uint row0 = get_global_id(1) * WPT;
+    ACC acc[WPT];
+    for (uint r = 0; r < WPT; r++) acc[r] = 0;
+    for (uint k = 0; k < K; k++) {
+        const T b = B[k * N + col];
+        for (uint r = 0; r < WPT; r++) acc[r] = MADD(A[(row0 + r) * K + k], b, acc[r]);
+    }
+    for (uint r = 0; r < WPT; r++) C[(row0 + r) * N + col] = acc[r];
+}

@@ -2,7 +2,7 @@
 //! and the rule that picks one (hardware before software, discrete before integrated).
 
 use super::visible::{self, PciBusId};
-pub use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary};
+pub use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary, vendor_name};
 use serde::{Deserialize, Serialize};
 
 /// Which backends to search. `None` means all that this build supports.
@@ -36,7 +36,7 @@ impl BackendChoice {
 pub enum Adapter {
     Wgpu(wgpu::Adapter),
     #[cfg(not(target_arch = "wasm32"))]
-    OpenCl(crate::opencl::ClDevice),
+    OpenCl(crate::gpu::opencl::ClDevice),
 }
 
 /// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all|visible|pci:BUS`.
@@ -121,21 +121,6 @@ pub fn is_software(device_type: wgpu::DeviceType, name: &str, driver: &str) -> b
             hay.contains(m)
         }
     })
-}
-
-pub fn vendor_name(id: u32) -> &'static str {
-    match id {
-        0x10de => "NVIDIA",
-        0x1002 | 0x1022 => "AMD",
-        0x8086 => "Intel",
-        0x106b => "Apple",
-        0x13b5 => "ARM",
-        0x5143 => "Qualcomm",
-        0x1414 => "Microsoft",
-        0x10005 => "Mesa",
-        0x1ae0 => "Google",
-        _ => "unknown",
-    }
 }
 
 fn device_type_name(t: wgpu::DeviceType) -> &'static str {
@@ -266,10 +251,10 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
     let mut searched = searched_wgpu(backend);
     #[cfg(not(target_arch = "wasm32"))]
     if backend.is_none() || backend == Some(BackendChoice::Opencl) {
-        match crate::opencl::enumerate() {
+        match crate::gpu::opencl::enumerate() {
             Ok(devices) => {
                 for d in devices {
-                    let s = crate::opencl::device::summarize(0, &d.facts);
+                    let s = crate::gpu::opencl::device::summarize(0, &d.facts);
                     let twin = s.pci_bus_id.as_ref().and_then(|bus| {
                         pairs
                             .iter_mut()

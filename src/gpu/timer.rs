@@ -122,7 +122,7 @@ impl<'g> Timer<'g> {
         // A timestamp pair that is zero, reversed, longer than the wall clock, or far shorter
         // than it on a long run (submit + wait costs well under a millisecond) is not
         // trustworthy: fall back to the wall clock from now on, and say so.
-        if ts[1] <= ts[0] || !timestamps_agree(gpu_s, wall) {
+        if ts[1] <= ts[0] || !crate::model::timestamps_agree(gpu_s, wall) {
             self.fallback.set(Some(
                 "GPU timestamps disagreed with the wall clock (zero, reversed, or far off); timed with the wall clock instead",
             ));
@@ -130,11 +130,4 @@ impl<'g> Timer<'g> {
         }
         Ok(gpu_s)
     }
-}
-
-/// Whether a device-timed span is trustworthy beside the wall clock around the same work:
-/// not longer than it, nor far shorter on a long run (submit + wait costs well under a
-/// millisecond). The one rule for wgpu's timestamps and OpenCL's profiling events.
-pub fn timestamps_agree(device_s: f64, wall_s: f64) -> bool {
-    device_s > 0.0 && device_s <= wall_s * 1.5 + 1e-3 && device_s >= 0.8 * wall_s - 2e-3
 }

@@ -316,7 +316,7 @@ use on_opencl::run_cl;
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
-    use crate::opencl::Arg;
+    use crate::gpu::opencl::Arg;
     use crate::probes::ClCtx;
 
     const INT8_CL: &str = include_str!("../../shaders/opencl/int8.cl");
@@ -325,13 +325,13 @@ mod on_opencl {
     /// a kernel argument does not retain its buffer).
     struct Setup {
         k: opencl3::kernel::Kernel,
-        _inputs: [crate::opencl::ClBuffer<u32>; 2],
-        c: crate::opencl::ClBuffer<i32>,
+        _inputs: [crate::gpu::opencl::ClBuffer<u32>; 2],
+        c: crate::gpu::opencl::ClBuffer<i32>,
         global: [usize; 2],
         int_dot: bool,
     }
 
-    fn setup(cl: &crate::opencl::ClGpu, inp: &Inputs) -> Result<Setup> {
+    fn setup(cl: &crate::gpu::opencl::ClGpu, inp: &Inputs) -> Result<Setup> {
         let p = inp.padded;
         let int_dot = cl
             .info
@@ -367,7 +367,7 @@ mod on_opencl {
     }
 
     /// As `product_wgpu`, on an OpenCL device.
-    pub fn product_opencl(cl: &crate::opencl::ClGpu, d: Dims, seed: u64) -> Result<Vec<i32>> {
+    pub fn product_opencl(cl: &crate::gpu::opencl::ClGpu, d: Dims, seed: u64) -> Result<Vec<i32>> {
         let inp = Inputs::seeded(d, &mut Rng::new(seed));
         let s = setup(cl, &inp)?;
         cl.dispatch(&s.k, &s.global, Some(&[WG as usize, 1]))?;

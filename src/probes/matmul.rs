@@ -1192,7 +1192,7 @@ use on_opencl::run_cl;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod on_opencl {
     use super::*;
-    use crate::opencl::{Arg, ClGpu};
+    use crate::gpu::opencl::{Arg, ClGpu};
     use crate::probes::{ClCtx, Halts};
 
     pub const MATMUL_CL: &str = include_str!("../../shaders/opencl/matmul.cl");

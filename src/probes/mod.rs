@@ -310,7 +310,7 @@ impl Halts for Ctx<'_> {
 /// Everything a probe needs on OpenCL.
 #[cfg(not(target_arch = "wasm32"))]
 pub struct ClCtx<'a> {
-    pub cl: &'a crate::opencl::ClGpu,
+    pub cl: &'a crate::gpu::opencl::ClGpu,
     pub run: RunCtx<'a>,
 }
 

@@ -179,7 +179,7 @@ use on_opencl::run_cl;
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
-    use crate::opencl::Arg;
+    use crate::gpu::opencl::Arg;
     use crate::probes::ClCtx;
 
     const PEAK_CL: &str = include_str!("../../shaders/opencl/peak.cl");

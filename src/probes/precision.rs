@@ -1283,7 +1283,7 @@ use on_opencl::run_cl;
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
-    use crate::opencl::{Arg, ClGpu};
+    use crate::gpu::opencl::{Arg, ClGpu};
     use crate::probes::matmul::on_opencl::{CANDIDATES, ClConfig, MATMUL_CL, padded};
     use crate::probes::{ClCtx, Halts};
 

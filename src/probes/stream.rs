@@ -786,7 +786,7 @@ use on_opencl::run_cl;
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
-    use crate::opencl::{Arg, ClBuffer};
+    use crate::gpu::opencl::{Arg, ClBuffer};
     use crate::probes::{ClCtx, Halts};
 
     const STREAM_CL: &str = include_str!("../../shaders/opencl/stream.cl");

@@ -46,11 +46,30 @@ pub fn devices(list: &[AdapterSummary]) -> String {
             if f.shader_f16 {
                 feats.push("f16".into());
             }
-            if f.subgroup {
+            if f.subgroup && s.opencl.is_none() {
                 feats.push(format!(
                     "subgroup {}-{}",
                     f.subgroup_min_size, f.subgroup_max_size
                 ));
+            }
+            if let Some(cl) = &s.opencl {
+                if f.subgroup {
+                    feats.push("subgroups".into());
+                }
+                if cl.integer_dot_product {
+                    feats.push("int8 dot".into());
+                }
+                feats.push(format!(
+                    "{} CUs, {}",
+                    cl.compute_units,
+                    mib(cl.global_mem_bytes)
+                ));
+                if cl.board_name.is_some() {
+                    feats.push(cl.device_name.clone());
+                }
+            }
+            for p in &s.other_paths {
+                feats.push(format!("also on {p}"));
             }
             DeviceRow {
                 index: s.index,

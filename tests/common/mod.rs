@@ -62,9 +62,7 @@ pub fn gpu() -> Option<Gpu> {
             _ => None,
         });
     match (list.select(&AdapterChoice::Best), wgpu_adapter) {
-        (Ok(_), Some((a, s))) => {
-            Some(pollster::block_on(Gpu::open(a, s)).expect("open device"))
-        }
+        (Ok(_), Some((a, s))) => Some(pollster::block_on(Gpu::open(a, s)).expect("open device")),
         (Err(e), _) => {
             if in_ci() {
                 panic!("CI=true and no GPU adapter was found, so the GPU tests cannot run: {e}");
@@ -84,17 +82,19 @@ pub fn gpu() -> Option<Gpu> {
 
 /// Opens the first OpenCL device (PoCL here). Outside CI, a machine without one skips the
 /// test (None, with a note on stderr); under CI=true it panics, as `gpu()` does.
-pub fn opencl() -> Option<gpuvalue::opencl::ClGpu> {
+pub fn opencl() -> Option<gpuvalue::gpu::opencl::ClGpu> {
     let list = adapter::enumerate(Some(BackendChoice::Opencl));
     match list.adapters.first() {
         Some(adapter::Adapter::OpenCl(d)) => Some(
-            gpuvalue::opencl::ClGpu::open(d.clone(), list.summaries[0].clone())
+            gpuvalue::gpu::opencl::ClGpu::open(d.clone(), list.summaries[0].clone())
                 .expect("open OpenCL device"),
         ),
         _ => {
             let why = format!("no OpenCL device (searched: {})", list.searched);
             if in_ci() {
-                panic!("CI=true and {why}, so the OpenCL tests cannot run (install pocl-opencl-icd)");
+                panic!(
+                    "CI=true and {why}, so the OpenCL tests cannot run (install pocl-opencl-icd)"
+                );
             }
             eprintln!("SKIPPED ({why}; set CI=true to make this a failure)");
             None
@@ -104,7 +104,7 @@ pub fn opencl() -> Option<gpuvalue::opencl::ClGpu> {
 
 /// Runs one probe on an OpenCL device with the tiny plan and collects its results.
 pub fn run_probe_opencl(
-    cl: &gpuvalue::opencl::ClGpu,
+    cl: &gpuvalue::gpu::opencl::ClGpu,
     probe: &str,
     sizes: Option<Vec<Dims>>,
 ) -> Vec<ProbeResult> {

@@ -2,9 +2,8 @@
 //! adapter summary every output uses (`summarize`, pure, so it is tested with made-up
 //! devices: an MI300X under ROCm, an H200 under NVIDIA's driver, PoCL).
 
-use crate::gpu::adapter::vendor_name;
 use crate::gpu::visible::PciBusId;
-use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary, OpenClInfo};
+use crate::model::{AdapterSummary, FeatureSummary, LimitsSummary, OpenClInfo, vendor_name};
 use opencl3::device::{
     CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU, Device,
 };
@@ -83,9 +82,13 @@ pub fn summarize(index: usize, f: &Facts) -> AdapterSummary {
         .clone()
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| f.name.clone());
-    let vendor = match vendor_name(f.vendor_id) {
-        "unknown" => f.vendor.clone(),
-        v => v.to_string(),
+    // A CPU device's vendor id is the runtime's choice (PoCL reports Intel's on an AMD
+    // EPYC): the CPU vendor string says who made it.
+    let vendor = match (f.kind, vendor_name(f.vendor_id)) {
+        ("cpu", _) if f.vendor.contains("AMD") => "AMD".to_string(),
+        ("cpu", _) if f.vendor.contains("Intel") => "Intel".to_string(),
+        ("cpu", _) | (_, "unknown") => f.vendor.clone(),
+        (_, v) => v.to_string(),
     };
     let device_type = match f.kind {
         "gpu" if f.host_unified_memory => "integrated",
@@ -326,9 +329,64 @@ pub mod tests {
         let s = summarize(3, &f);
         assert!(s.software);
         assert_eq!(s.device_type, "cpu");
+        assert_eq!(s.vendor, "AMD");
         assert_eq!(s.index, 3);
         assert!(s.label().contains("[software adapter]"), "{}", s.label());
         assert_eq!(s.pci_bus_id, None);
+    }
+
+    /// `--adapter visible` on OpenCL: ROCm's runtime applies `ROCR_VISIBLE_DEVICES` itself,
+    /// so the OpenCL list holds only the granted GPUs, renumbered from 0. gpuvalue maps the
+    /// grant through the KFD topology to bus ids, as on Vulkan, and finds the granted GPU by
+    /// its `CL_DEVICE_TOPOLOGY_AMD` bus id whatever the runtime's own numbering.
+    #[test]
+    fn visible_maps_a_rocm_grant_to_the_opencl_device_by_bus_id() {
+        use crate::gpu::visible::{GpuSlot, Vendor, Visible, map};
+        let buses = [
+            "0000:0c:00.0",
+            "0000:22:00.0",
+            "0000:38:00.0",
+            "0000:5c:00.0",
+        ];
+        let kfd = |_: Vendor| -> Result<Vec<GpuSlot>, String> {
+            Ok(buses
+                .iter()
+                .enumerate()
+                .map(|(i, b)| GpuSlot {
+                    ordinal: i as u32,
+                    uuid: None,
+                    bus: b.parse().unwrap(),
+                    name: "AMD Instinct MI300X".into(),
+                })
+                .collect())
+        };
+        // The runtime shows GPUs 1 and 3 of the node (ROCR_VISIBLE_DEVICES=1,3), as devices
+        // 0 and 1; HIP_VISIBLE_DEVICES=1 picks the second of those: node GPU 3.
+        let listed: Vec<_> = [buses[1], buses[3]]
+            .iter()
+            .map(|b| {
+                let f = Facts {
+                    pci_bus_id: Some(b.parse().unwrap()),
+                    ..mi300x()
+                };
+                summarize(0, &f).pci_bus_id.map(|s| s.parse().unwrap())
+            })
+            .collect();
+        let env = |k: &str| match k {
+            "ROCR_VISIBLE_DEVICES" => Some("1,3".to_string()),
+            "HIP_VISIBLE_DEVICES" => Some("1".to_string()),
+            _ => None,
+        };
+        match map(&listed, &env, &mut { kfd }) {
+            Visible::Mapped { indices, .. } => assert_eq!(indices, vec![1]),
+            other => panic!("{other:?}"),
+        }
+        // A device without a bus id cannot be mapped: the default choice, with the reason.
+        let unknown = vec![None, None];
+        assert!(matches!(
+            map(&unknown, &env, &mut { kfd }),
+            Visible::Unmapped { .. }
+        ));
     }
 
     #[test]

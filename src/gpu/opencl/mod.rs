@@ -12,8 +12,7 @@ pub mod device;
 pub use device::{ClDevice, enumerate};
 
 use crate::clock::Instant;
-use crate::gpu::timer::timestamps_agree;
-use crate::model::{AdapterSummary, TimingMethod};
+use crate::model::{AdapterSummary, TimingMethod, timestamps_agree};
 use anyhow::{Result, bail};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
