@@ -8,19 +8,21 @@
 #pragma OPENCL FP_CONTRACT ON
 #if defined(USE_F64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-typedef double T;
-typedef double ACC;
+#define TNAME double
+#define ACCNAME double
 #define MADD(a, b, c) fma((a), (b), (c))
 #elif defined(USE_F16)
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
-typedef half T;
-typedef float ACC;
+#define TNAME half
+#define ACCNAME float
 #define MADD(a, b, c) ((c) + (float)((a) * (b)))
 #else
-typedef float T;
-typedef float ACC;
+#define TNAME float
+#define ACCNAME float
 #define MADD(a, b, c) fma((a), (b), (c))
 #endif
+typedef TNAME T;
+typedef ACCNAME ACC;
 #ifndef TS
 #define TS 32
 #endif
@@ -66,22 +68,39 @@ matmul(const uint M, const uint N, const uint K, __global const T *A, __global c
             C[(row0 + tr + wm * RTS) * N + col0 + tc + wn * RTS] = acc[wm][wn];
 }
 
-// The barrier-free variant (-D TS=local width, WPT=rows per work-item): one column of C per
-// work-item, WPT rows of accumulators, A and B read from global memory through the caches,
-// no local memory and no barrier. Neighbouring work-items take neighbouring columns, so a
-// CPU runtime (PoCL) vectorises the work-group across them with B's row a vector load and
-// A's element a broadcast, and keeps the accumulators in registers (a barrier would make it
-// save every work-item's private state between the regions it splits the kernel into). The
-// host pads M to WPT and N to TS.
+// The barrier-free variant (-D TS=local width, WPT=rows per work-item, VW=columns per
+// work-item as one vector of 1, 4, 8 or 16): WPT vector accumulators, a vector load of B's
+// row and a broadcast of A's element per k, no local memory and no barrier. A CPU runtime
+// (PoCL) keeps the accumulators in vector registers (a barrier would make it save every
+// work-item's private state between the regions it splits the kernel into). The host pads
+// M to WPT and N to TS * VW.
+#ifndef VW
+#define VW 1
+#endif
+#if VW == 1
+typedef T VT;
+typedef ACC VACC;
+#define VLOADT(i, p) ((p)[i])
+#define VSTOREACC(v, i, p) ((p)[i] = (v))
+#else
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef CAT(TNAME, VW) VT;
+typedef CAT(ACCNAME, VW) VACC;
+#define VLOADT(i, p) CAT(vload, VW)(i, p)
+#define VSTOREACC(v, i, p) CAT(vstore, VW)(v, i, p)
+#endif
+
 __kernel void matmul_direct(const uint M, const uint N, const uint K, __global const T *A,
                             __global const T *B, __global ACC *C) {
-    const uint col = get_global_id(0);
+    const uint colv = get_global_id(0);
     const uint row0 = get_global_id(1) * WPT;
-    ACC acc[WPT];
-    for (uint r = 0; r < WPT; r++) acc[r] = 0;
+    const uint nv = N / VW;
+    VACC acc[WPT];
+    for (uint r = 0; r < WPT; r++) acc[r] = (VACC)(0);
     for (uint k = 0; k < K; k++) {
-        const T b = B[k * N + col];
-        for (uint r = 0; r < WPT; r++) acc[r] = MADD(A[(row0 + r) * K + k], b, acc[r]);
+        const VT b = VLOADT(k * nv + colv, B);
+        for (uint r = 0; r < WPT; r++) acc[r] = MADD((VT)(A[(row0 + r) * K + k]), b, acc[r]);
     }
-    for (uint r = 0; r < WPT; r++) C[(row0 + r) * N + col] = acc[r];
+    for (uint r = 0; r < WPT; r++) VSTOREACC(acc[r], (row0 + r) * nv + colv, C);
 }

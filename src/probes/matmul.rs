@@ -1197,17 +1197,70 @@ pub mod on_opencl {
 
     pub const MATMUL_CL: &str = include_str!("../../shaders/opencl/matmul.cl");
 
-    /// A tile configuration: the C tile (TS x TS), the register block (WPT x WPT per
-    /// work-item) and the K step through local memory.
+    /// A kernel configuration. Tiled: the C tile (TS x TS), the register block (WPT x WPT
+    /// per work-item) and the K step (TSK) through local memory. Direct (barrier-free):
+    /// work-groups of TS work-items, WPT rows and a vector of VW columns each (VW in the
+    /// `tsk` field), no local memory.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
     pub struct ClConfig {
         pub ts: u32,
         pub wpt: u32,
         pub tsk: u32,
+        pub direct: bool,
     }
 
     impl ClConfig {
+        const fn tiled(ts: u32, wpt: u32, tsk: u32) -> ClConfig {
+            ClConfig {
+                ts,
+                wpt,
+                tsk,
+                direct: false,
+            }
+        }
+
+        const fn direct(ts: u32, wpt: u32, vw: u32) -> ClConfig {
+            ClConfig {
+                ts,
+                wpt,
+                tsk: vw,
+                direct: true,
+            }
+        }
+
+        /// Columns per work-item (barrier-free kernels).
+        fn vw(&self) -> u32 {
+            if self.direct { self.tsk } else { 1 }
+        }
+
+        pub fn kernel_name(&self) -> &'static str {
+            if self.direct {
+                "matmul_direct"
+            } else {
+                "matmul"
+            }
+        }
+
+        /// (global, local) work sizes over the padded matrix `p`.
+        pub fn grid(&self, p: Dims) -> ([usize; 2], [usize; 2]) {
+            let (ts, wpt) = (self.ts as usize, self.wpt as usize);
+            if self.direct {
+                ([p.n / self.vw() as usize, p.m / wpt], [ts, 1])
+            } else {
+                let rts = ts / wpt;
+                ([p.n / wpt, p.m / wpt], [rts, rts])
+            }
+        }
+
         pub fn label(&self) -> String {
+            if self.direct {
+                return format!(
+                    "opencl barrier-free, {} rows x {} columns per work-item, work-groups of {}",
+                    self.wpt,
+                    self.vw(),
+                    self.ts
+                );
+            }
             let rts = self.ts / self.wpt;
             format!(
                 "opencl tile {0}x{0}, {1}x{1} per work-item ({2} work-items), K step {3}",
@@ -1223,12 +1276,17 @@ pub mod on_opencl {
                 ("TS", self.ts.to_string()),
                 ("WPT", self.wpt.to_string()),
                 ("TSK", self.tsk.to_string()),
+                ("VW", self.vw().to_string()),
             ]
         }
 
         /// Whether the device can run it (work-group size, local memory for `elem`-byte
         /// elements).
         pub fn fits(&self, cl: &ClGpu, elem: u32) -> bool {
+            if self.direct {
+                return self.ts <= cl.info.limits.max_compute_invocations_per_workgroup
+                    && self.ts <= cl.info.limits.max_compute_workgroup_size_x;
+            }
             let rts = self.ts / self.wpt;
             let local = elem * (self.ts * (self.tsk + 1) + self.tsk * (self.ts + 1));
             rts * rts <= cl.info.limits.max_compute_invocations_per_workgroup
@@ -1237,42 +1295,45 @@ pub mod on_opencl {
         }
     }
 
-    /// The candidates, smallest first: a CPU device (PoCL) and a GPU favour different ones.
-    pub const CANDIDATES: [ClConfig; 6] = [
-        ClConfig {
-            ts: 32,
-            wpt: 4,
-            tsk: 16,
-        },
-        ClConfig {
-            ts: 64,
-            wpt: 8,
-            tsk: 16,
-        },
-        ClConfig {
-            ts: 64,
-            wpt: 4,
-            tsk: 16,
-        },
-        ClConfig {
-            ts: 32,
-            wpt: 2,
-            tsk: 16,
-        },
-        ClConfig {
-            ts: 128,
-            wpt: 8,
-            tsk: 16,
-        },
-        ClConfig {
-            ts: 16,
-            wpt: 2,
-            tsk: 16,
-        },
+    /// The candidates: tiled kernels (what GPUs want), then barrier-free ones (what a CPU
+    /// runtime wants); `candidates` puts the likelier family first.
+    pub const CANDIDATES: [ClConfig; 11] = [
+        ClConfig::tiled(32, 4, 16),
+        ClConfig::tiled(64, 8, 16),
+        ClConfig::tiled(64, 4, 16),
+        ClConfig::tiled(32, 2, 16),
+        ClConfig::tiled(128, 8, 16),
+        ClConfig::tiled(16, 2, 16),
+        ClConfig::direct(16, 8, 16),
+        ClConfig::direct(16, 4, 16),
+        ClConfig::direct(16, 16, 16),
+        ClConfig::direct(16, 12, 16),
+        ClConfig::direct(64, 8, 4),
     ];
 
-    /// `d` padded to the tile: M and N to TS, K to TSK (zeros, exact).
+    /// The candidates the device can run for `elem`-byte elements, the likelier first: a
+    /// quick run behind its budget keeps the first valid one.
+    pub fn candidates(cl: &ClGpu, elem: u32) -> Vec<ClConfig> {
+        let mut v: Vec<ClConfig> = CANDIDATES
+            .into_iter()
+            .filter(|c| c.fits(cl, elem))
+            .collect();
+        if cl.info.software {
+            v.sort_by_key(|c| !c.direct);
+        }
+        v
+    }
+
+    /// `d` padded to the kernel: tiled, M and N to TS and K to TSK; barrier-free, M to WPT
+    /// and N to TS (zeros, exact).
     pub fn padded(cfg: ClConfig, d: Dims) -> Dims {
+        if cfg.direct {
+            return Dims {
+                m: d.m.next_multiple_of(cfg.wpt as usize),
+                n: d.n.next_multiple_of((cfg.ts * cfg.vw()) as usize),
+                k: d.k,
+            };
+        }
         Dims {
             m: d.m.next_multiple_of(cfg.ts as usize),
             n: d.n.next_multiple_of(cfg.ts as usize),
@@ -1303,10 +1364,9 @@ pub mod on_opencl {
             db.arg(),
             dc.arg(),
         ];
-        let k = cl.kernel(&prog, "matmul", &args)?;
-        let rts = (cfg.ts / cfg.wpt) as usize;
-        let global = [p.n / cfg.wpt as usize, p.m / cfg.wpt as usize];
-        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&[rts, rts])))?;
+        let k = cl.kernel(&prog, cfg.kernel_name(), &args)?;
+        let (global, local) = cfg.grid(p);
+        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&local)))?;
         let c = cl.read(&dc, p.m * p.n)?;
         // Every matrix is the padded one, row-major, with its own leading dimension.
         let check = crate::reference::check_matmul(
@@ -1387,6 +1447,7 @@ pub mod on_opencl {
             Ok(run) => {
                 res.kernel = Some(serde_json::json!({
                     "label": cfg.label(), "ts": cfg.ts, "wpt": cfg.wpt, "tsk": cfg.tsk,
+                    "barrier_free": cfg.direct,
                     "padded": [run.padded.m, run.padded.n, run.padded.k],
                 }));
                 let v = validation(&run.check, d.m);
@@ -1402,10 +1463,7 @@ pub mod on_opencl {
             .sizes
             .clone()
             .unwrap_or_else(|| default_sizes(ctx.quick));
-        let mut cands: Vec<ClConfig> = CANDIDATES
-            .into_iter()
-            .filter(|c| c.fits(ctx.cl, 4))
-            .collect();
+        let mut cands = candidates(ctx.cl, 4);
         for d in sizes {
             if ctx.halted() {
                 emit(
@@ -1414,7 +1472,8 @@ pub mod on_opencl {
                 );
                 continue;
             }
-            let bytes = (padded(CANDIDATES[4], d).m * padded(CANDIDATES[4], d).k * 4) as u64;
+            let big = padded(ClConfig::tiled(128, 8, 16), d);
+            let bytes = (big.m.max(big.n) * big.k * 4) as u64;
             if bytes > ctx.cl.info.limits.max_buffer_size {
                 emit(
                     ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k)

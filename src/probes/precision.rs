@@ -1284,7 +1284,7 @@ use on_opencl::run_cl;
 mod on_opencl {
     use super::*;
     use crate::gpu::opencl::{Arg, ClGpu};
-    use crate::probes::matmul::on_opencl::{CANDIDATES, ClConfig, MATMUL_CL, padded};
+    use crate::probes::matmul::on_opencl::{ClConfig, MATMUL_CL, candidates, padded};
     use crate::probes::{ClCtx, Halts};
 
     const DF64_CL: &str = include_str!("../../shaders/opencl/df64.cl");
@@ -1478,10 +1478,9 @@ mod on_opencl {
         };
         let [a, b, c] = bufs;
         let args = [copy(m), copy(n), copy(k), a, b, c];
-        let kern = cl.kernel(prog, "matmul", &args)?;
-        let rts = (cfg.ts / cfg.wpt) as usize;
-        let global = [p.n / cfg.wpt as usize, p.m / cfg.wpt as usize];
-        let timing = ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&[rts, rts])))?;
+        let kern = cl.kernel(prog, cfg.kernel_name(), &args)?;
+        let (global, local) = cfg.grid(p);
+        let timing = ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&local)))?;
         Ok((timing, ()))
     }
 
@@ -1615,9 +1614,8 @@ mod on_opencl {
             (Kind::F64, info.features.shader_f64, "cl_khr_fp64", 8),
             (Kind::F16, info.features.shader_f16, "cl_khr_fp16", 2),
         ] {
-            let layouts: Vec<Layout> = CANDIDATES
+            let layouts: Vec<Layout> = candidates(ctx.cl, elem)
                 .into_iter()
-                .filter(|c| c.fits(ctx.cl, elem))
                 .take(3)
                 .map(Layout::Typed)
                 .collect();
