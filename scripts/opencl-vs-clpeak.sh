@@ -36,10 +36,11 @@ def clpeak(path):
             out.setdefault(sec, {})
             continue
         m = re.match(r"^(.+?)\s*:\s*([0-9.]+)\s*(us)?\s*$", s)
-        if m and sec:
-            out[sec][m.group(1).strip()] = float(m.group(2))
-        elif m and "latency" in m.group(1).lower():
+        if m and "latency" in m.group(1).lower():
+            # "Kernel launch latency : 41.47 us" has no section header of its own.
             out.setdefault("Kernel launch latency (us)", {})["latency"] = float(m.group(2))
+        elif m and sec:
+            out[sec][m.group(1).strip()] = float(m.group(2))
     return out
 
 runs = [clpeak(f"{d}/clpeak-{w}.txt") for w in ("before", "after")]

@@ -440,7 +440,7 @@ impl Exec {
                 gpu: Box::new(pollster::block_on(Gpu::open(a.clone(), info.clone()))?),
             },
             adapter::Adapter::OpenCl(d) => Exec::OpenCl(Box::new(crate::gpu::opencl::ClGpu::open(
-                d.clone(),
+                (**d).clone(),
                 info.clone(),
             )?)),
         })

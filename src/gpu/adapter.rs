@@ -36,7 +36,7 @@ impl BackendChoice {
 pub enum Adapter {
     Wgpu(wgpu::Adapter),
     #[cfg(not(target_arch = "wasm32"))]
-    OpenCl(crate::gpu::opencl::ClDevice),
+    OpenCl(Box<crate::gpu::opencl::ClDevice>),
 }
 
 /// How the user asked for an adapter: `--adapter INDEX|NAME-SUBSTRING|all|visible|pci:BUS`.
@@ -262,7 +262,7 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
                     });
                     match twin {
                         Some((_, w)) if backend.is_none() => w.other_paths.push("opencl".into()),
-                        _ => pairs.push((Adapter::OpenCl(d), s)),
+                        _ => pairs.push((Adapter::OpenCl(Box::new(d)), s)),
                     }
                 }
                 searched.push("opencl".into());

@@ -207,8 +207,11 @@ mod on_opencl {
             Arg::U32(items),
         ];
         let k = cl.kernel(&prog, "peak", &args)?;
-        let global = [items.next_multiple_of(64) as usize];
-        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, None))?;
+        // Work-groups of 64 (or fewer where the device allows fewer): left to the runtime,
+        // PoCL may make one group of the whole range and run it on one core.
+        let wg = (cl.info.limits.max_compute_invocations_per_workgroup as usize).clamp(1, 64);
+        let global = [(items as usize).next_multiple_of(wg)];
+        let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&[wg])))?;
         Ok((timing, cl.read(&out, count)?))
     }
 

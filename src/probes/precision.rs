@@ -1398,16 +1398,7 @@ mod on_opencl {
                 let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
                 let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
                 cl.poison(&mut dc, 0x7ff8_0000)?;
-                let (timing, c) = run_typed(
-                    ctx,
-                    cfg,
-                    p,
-                    &prog,
-                    [da.arg(), db.arg(), dc.arg()],
-                    plan,
-                    &dims,
-                )?;
-                let _ = c;
+                let timing = run_typed(ctx, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], plan)?;
                 let c = cl.read(&dc, p.m * p.n)?;
                 (timing, c, (a, b))
             }
@@ -1432,15 +1423,7 @@ mod on_opencl {
                 let (da, db) = (cl.upload("A", &ah)?, cl.upload("B", &bh)?);
                 let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
                 cl.poison(&mut dc, 0x7fc0_0000)?;
-                let (timing, _) = run_typed(
-                    ctx,
-                    cfg,
-                    p,
-                    &prog,
-                    [da.arg(), db.arg(), dc.arg()],
-                    plan,
-                    &dims,
-                )?;
+                let timing = run_typed(ctx, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], plan)?;
                 let c: Vec<f64> = cl
                     .read(&dc, p.m * p.n)?
                     .into_iter()
@@ -1461,6 +1444,8 @@ mod on_opencl {
         })
     }
 
+    /// Times the typed kernel (`matmul` or `matmul_direct` of matmul.cl) over `bufs` (A, B,
+    /// C) of the padded size `p`.
     fn run_typed(
         ctx: &ClCtx<'_>,
         cfg: ClConfig,
@@ -1468,20 +1453,20 @@ mod on_opencl {
         prog: &opencl3::program::Program,
         bufs: [Arg<'_>; 3],
         plan: &Plan,
-        dims: &[Arg<'_>; 3],
-    ) -> Result<(TimingInfo, ())> {
+    ) -> Result<TimingInfo> {
         let cl = ctx.cl;
-        let [m, n, k] = dims;
-        let copy = |a: &Arg<'_>| match a {
-            Arg::U32(v) => Arg::U32(*v),
-            _ => Arg::U32(0),
-        };
         let [a, b, c] = bufs;
-        let args = [copy(m), copy(n), copy(k), a, b, c];
+        let args = [
+            Arg::U32(p.m as u32),
+            Arg::U32(p.n as u32),
+            Arg::U32(p.k as u32),
+            a,
+            b,
+            c,
+        ];
         let kern = cl.kernel(prog, cfg.kernel_name(), &args)?;
         let (global, local) = cfg.grid(p);
-        let timing = ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&local)))?;
-        Ok((timing, ()))
+        ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&local)))
     }
 
     fn measure_size_cl(

@@ -824,7 +824,9 @@ mod on_opencl {
         let cl = ctx.cl;
         let floats = arr.host[0].len();
         let items = floats / vec as usize;
-        if items % wg != 0 || wg > cl.info.limits.max_compute_invocations_per_workgroup as usize {
+        if !items.is_multiple_of(wg)
+            || wg > cl.info.limits.max_compute_invocations_per_workgroup as usize
+        {
             anyhow::bail!("{items} elements do not split into work-groups of {wg}");
         }
         let prog = cl.build("stream", STREAM_CL, &[("VEC", vec.to_string())])?;

@@ -86,7 +86,7 @@ pub fn opencl() -> Option<gpuvalue::gpu::opencl::ClGpu> {
     let list = adapter::enumerate(Some(BackendChoice::Opencl));
     match list.adapters.first() {
         Some(adapter::Adapter::OpenCl(d)) => Some(
-            gpuvalue::gpu::opencl::ClGpu::open(d.clone(), list.summaries[0].clone())
+            gpuvalue::gpu::opencl::ClGpu::open((**d).clone(), list.summaries[0].clone())
                 .expect("open OpenCL device"),
         ),
         _ => {
