@@ -29,6 +29,13 @@ pub struct FeatureSummary {
     /// Subgroup size range the adapter reports (meaningful when `subgroup` is true).
     pub subgroup_min_size: u32,
     pub subgroup_max_size: u32,
+    /// Cooperative-matrix (tensor / matrix engine) shapes the adapter offers, as
+    /// `MxNxK A/B->C` (wgpu's `cooperative_matrix_properties`); what the `coop` probe needs.
+    #[serde(default)]
+    pub cooperative_matrix: Vec<String>,
+    /// Why `cooperative_matrix` is empty, where it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooperative_matrix_note: Option<String>,
 }
 
 /// One adapter, as `gpuvalue devices` shows it and as the results file records it.

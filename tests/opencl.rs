@@ -39,6 +39,14 @@ fn devices_lists_opencl_beside_wgpu_each_with_its_backend() {
         entry["opencl"]["compute_units"].as_u64().unwrap_or(0) > 0,
         "{entry}"
     );
+    // What the probes need is in the JSON: cooperative-matrix shapes, or why there are none.
+    for d in &list {
+        let f = &d["features"];
+        assert!(f["cooperative_matrix"].is_array(), "{d}");
+        if f["cooperative_matrix"].as_array().is_some_and(|a| a.is_empty()) {
+            assert!(f["cooperative_matrix_note"].is_string(), "{d}");
+        }
+    }
     let table = gpuvalue(&["devices", "--backend", "opencl"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(table.status.success() && text.contains("opencl"), "{text}");

@@ -173,10 +173,34 @@ pub fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
             subgroup,
             subgroup_min_size: if subgroup { info.subgroup_min_size } else { 0 },
             subgroup_max_size: if subgroup { info.subgroup_max_size } else { 0 },
+            cooperative_matrix: coop_shapes(adapter, features),
+            cooperative_matrix_note: (!features
+                .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX))
+            .then(|| {
+                "the adapter offers no cooperative matrices (wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX; on Vulkan VK_KHR_cooperative_matrix)".to_string()
+            }),
         },
         opencl: None,
         other_paths: Vec::new(),
     }
+}
+
+/// The cooperative-matrix shapes an adapter lists, `MxNxK A/B->C`.
+fn coop_shapes(adapter: &wgpu::Adapter, features: wgpu::Features) -> Vec<String> {
+    if !features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        return Vec::new();
+    }
+    adapter
+        .cooperative_matrix_properties()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}x{}x{} {:?}->{:?}",
+                p.m_size, p.n_size, p.k_size, p.ab_type, p.cr_type
+            )
+            .to_lowercase()
+        })
+        .collect()
 }
 
 /// Preference order for the default choice: higher is better.

@@ -68,6 +68,9 @@ pub fn devices(list: &[AdapterSummary]) -> String {
                     feats.push(cl.device_name.clone());
                 }
             }
+            for c in &f.cooperative_matrix {
+                feats.push(format!("coop {c}"));
+            }
             for p in &s.other_paths {
                 feats.push(format!("also on {p}"));
             }

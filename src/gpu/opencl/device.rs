@@ -128,6 +128,10 @@ pub fn summarize(index: usize, f: &Facts) -> AdapterSummary {
             subgroup,
             subgroup_min_size: 0,
             subgroup_max_size: 0,
+            cooperative_matrix: Vec::new(),
+            cooperative_matrix_note: Some(
+                "OpenCL has no portable cooperative-matrix API; the coop probe is Vulkan's".into(),
+            ),
         },
         opencl: Some(OpenClInfo {
             platform: format!("{} ({})", f.platform, f.platform_version),
