@@ -221,3 +221,21 @@ pub fn vendor_name(id: u32) -> &'static str {
 pub fn timestamps_agree(device_s: f64, wall_s: f64) -> bool {
     device_s > 0.0 && device_s <= wall_s * 1.5 + 1e-3 && device_s >= 0.8 * wall_s - 2e-3
 }
+
+#[cfg(test)]
+mod tests {
+    use super::timestamps_agree;
+
+    #[test]
+    fn timestamps_agree_within_the_wall_clock_and_not_far_below_it() {
+        assert!(timestamps_agree(0.010, 0.0102));
+        // Submit and wake-up cost: a little shorter is fine, on short and long runs.
+        assert!(timestamps_agree(0.0005, 0.0020));
+        assert!(timestamps_agree(0.085, 0.100));
+        // Longer than the wall clock (beyond slack), zero, or far shorter on a long run: no.
+        assert!(!timestamps_agree(0.200, 0.100));
+        assert!(!timestamps_agree(0.0, 0.100));
+        assert!(!timestamps_agree(0.00009, 0.086));
+        assert!(!timestamps_agree(0.050, 0.100));
+    }
+}

@@ -29,11 +29,13 @@ impl<'g> Timer<'g> {
     /// A timer for `gpu`; `use_timestamps` false forces the wall clock.
     pub fn new(gpu: &'g Gpu, use_timestamps: bool) -> Timer<'g> {
         // Software adapters run on the host: the wall clock is the honest measure there, and
-        // lavapipe's timestamps (Mesa 22.3) were seen to miss whole dispatches.
-        let fallback =
-            (use_timestamps && gpu.info.software && gpu.has(wgpu::Features::TIMESTAMP_QUERY))
-                .then_some(SOFTWARE_NOTE);
-        let use_timestamps = use_timestamps && !gpu.info.software;
+        // lavapipe's timestamps (Mesa 22.3) were seen to miss whole dispatches. The
+        // portability matrix (.ci/matrix.sh) sets GPUVALUE_SOFTWARE_TIMESTAMPS=1 to run the
+        // timestamp path, and its cross-check, where no GPU exists (SwiftShader, Mesa 25).
+        let software = gpu.info.software && !software_timestamps_forced();
+        let fallback = (use_timestamps && software && gpu.has(wgpu::Features::TIMESTAMP_QUERY))
+            .then_some(SOFTWARE_NOTE);
+        let use_timestamps = use_timestamps && !software;
         let queries = (use_timestamps && gpu.has(wgpu::Features::TIMESTAMP_QUERY)).then(|| {
             let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("timestamps"),
@@ -129,5 +131,18 @@ impl<'g> Timer<'g> {
             return Ok(wall);
         }
         Ok(gpu_s)
+    }
+}
+
+/// `GPUVALUE_SOFTWARE_TIMESTAMPS=1`: time software adapters with their timestamps too (the
+/// test hook for the path every real GPU takes); never set by default.
+fn software_timestamps_forced() -> bool {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::env::var("GPUVALUE_SOFTWARE_TIMESTAMPS").is_ok_and(|v| v == "1")
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        false
     }
 }
