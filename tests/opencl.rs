@@ -43,7 +43,10 @@ fn devices_lists_opencl_beside_wgpu_each_with_its_backend() {
     for d in &list {
         let f = &d["features"];
         assert!(f["cooperative_matrix"].is_array(), "{d}");
-        if f["cooperative_matrix"].as_array().is_some_and(|a| a.is_empty()) {
+        if f["cooperative_matrix"]
+            .as_array()
+            .is_some_and(|a| a.is_empty())
+        {
             assert!(f["cooperative_matrix_note"].is_string(), "{d}");
         }
     }

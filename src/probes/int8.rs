@@ -106,11 +106,16 @@ fn check_fits(gpu: &Gpu, p: Dims) -> Result<()> {
     }
 }
 
-/// Measures one size: fresh random inputs, a poisoned output, timed batches, then the
-/// exact check of sampled rows.
-async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
-    let gpu = ctx.gpu;
-    let inp = Inputs::random(d);
+/// The kernel over one set of inputs on wgpu: pipeline, bind group, the output (poisoned)
+/// and the workgroup grid.
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bind: wgpu::BindGroup,
+    c: wgpu::Buffer,
+    groups: (u32, u32),
+}
+
+fn kernel(gpu: &Gpu, inp: &Inputs, trusted: bool) -> Result<Kernel> {
     let p = inp.padded;
     check_fits(gpu, p)?;
     let a = gpu.upload("int8 a", &pack(&inp.a, p.k))?;
@@ -125,11 +130,31 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
         constants: &constants,
         // Every index is in range for the padded sizes the dispatch covers; the k loop runs
         // to a uniform the host sets to the padded K / 4.
-        checks: RuntimeChecks::unless(ctx.trusted),
+        checks: RuntimeChecks::unless(trusted),
         ..KernelSpec::new("matmul int8", &src)
     })?;
     let bind = gpu.bind(&pipeline, &[(0, &a), (1, &bt), (2, &c), (3, &dims)]);
     let groups = ((p.m as u32) / (TM * WG), (p.n / TN) as u32);
+    Ok(Kernel {
+        pipeline,
+        bind,
+        c,
+        groups,
+    })
+}
+
+/// Measures one size: fresh random inputs, a poisoned output, timed batches, then the
+/// exact check of sampled rows.
+async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
+    let gpu = ctx.gpu;
+    let inp = Inputs::random(d);
+    let p = inp.padded;
+    let Kernel {
+        pipeline,
+        bind,
+        c,
+        groups,
+    } = kernel(gpu, &inp, ctx.trusted)?;
     let timing = super::time_dispatches(ctx, &pipeline, &bind, groups).await?;
     let got: Vec<i32> = gpu.read(&c, p.m * p.n).await?;
     let res = ProbeResult::sized(FigureKey::MatmulInt8, d.m, d.n, d.k)
@@ -143,29 +168,16 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
 pub async fn product_wgpu(gpu: &Gpu, d: Dims, seed: u64) -> Result<Vec<i32>> {
     let inp = Inputs::seeded(d, &mut Rng::new(seed));
     let p = inp.padded;
-    check_fits(gpu, p)?;
-    let a = gpu.upload("int8 a", &pack(&inp.a, p.k))?;
-    let bt = gpu.upload("int8 bt", &pack(&inp.bt, p.k))?;
-    let c = gpu.storage_buffer("int8 c", (p.m * p.n * 4) as u64)?;
-    gpu.poison(&c, 0x7fff_fff7);
-    let dims = [p.m as u32, p.n as u32, (p.k / 4) as u32, 0];
-    let dims = gpu.uniform_buffer("int8 dims", bytemuck::cast_slice(&dims))?;
-    let src = source();
-    let constants = [("WG", f64::from(WG))];
-    let pipeline = gpu.kernel(&KernelSpec {
-        constants: &constants,
-        ..KernelSpec::new("matmul int8", &src)
-    })?;
-    let bind = gpu.bind(&pipeline, &[(0, &a), (1, &bt), (2, &c), (3, &dims)]);
+    let k = kernel(gpu, &inp, false)?;
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups((p.m as u32) / (TM * WG), (p.n / TN) as u32, 1);
+        pass.set_pipeline(&k.pipeline);
+        pass.set_bind_group(0, &k.bind, &[]);
+        pass.dispatch_workgroups(k.groups.0, k.groups.1, 1);
     }
     gpu.queue.submit([enc.finish()]);
-    let got: Vec<i32> = gpu.read(&c, p.m * p.n).await?;
+    let got: Vec<i32> = gpu.read(&k.c, p.m * p.n).await?;
     Ok(unpad(&got, d, p))
 }
 

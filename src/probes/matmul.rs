@@ -1410,14 +1410,7 @@ pub mod on_opencl {
     fn measure_size(ctx: &ClCtx<'_>, cands: &mut Vec<ClConfig>, d: Dims) -> ProbeResult {
         let mut res = ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k);
         ctx.say(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
-        let tune = Plan {
-            warmup: std::time::Duration::ZERO,
-            min_warmup_runs: 1,
-            target_sample: std::time::Duration::from_millis(5),
-            samples: 3,
-            max_iters: 16,
-            abandon_above_s: None,
-        };
+        let tune = measure::Plan::trial(16);
         let mut ranked: Vec<(f64, ClConfig)> = Vec::new();
         for &cfg in cands.iter() {
             if !ranked.is_empty() && ctx.shrink() {

@@ -46,6 +46,19 @@ impl Plan {
         }
     }
 
+    /// A tuning trial: no warm-up beyond one run, three samples of at least 5 ms, at most
+    /// `max_iters` iterations a sample (what the autotuners compare candidates with).
+    pub fn trial(max_iters: u32) -> Plan {
+        Plan {
+            warmup: Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: Duration::from_millis(5),
+            samples: 3,
+            max_iters,
+            abandon_above_s: None,
+        }
+    }
+
     pub fn quick() -> Plan {
         Plan {
             warmup: Duration::from_millis(100),

@@ -217,14 +217,7 @@ mod on_opencl {
 
     async fn measure_cl(ctx: &ClCtx<'_>) -> Result<ProbeResult> {
         let count = invocations(ctx.cl.info.software);
-        let tune = measure::Plan {
-            warmup: std::time::Duration::ZERO,
-            min_warmup_runs: 1,
-            target_sample: std::time::Duration::from_millis(5),
-            samples: 3,
-            max_iters: 64,
-            abandon_above_s: None,
-        };
+        let tune = measure::Plan::trial(64);
         let mut trials = Vec::new();
         let mut best: Option<(f64, u32)> = None;
         for vec in VECS {

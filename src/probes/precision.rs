@@ -963,19 +963,8 @@ async fn measure_size(
     if let Some(st) = self_test {
         res = res.param("self_test", st);
     }
-    let tol = match kind {
-        Kind::F64 => F64_TOLERANCE,
-        Kind::Df64 => DF64_TOLERANCE,
-        Kind::F16 => F16_TOLERANCE,
-    };
-    let tune = Plan {
-        warmup: std::time::Duration::ZERO,
-        min_warmup_runs: 1,
-        target_sample: std::time::Duration::from_millis(5),
-        samples: 3,
-        max_iters: 16,
-        abandon_above_s: None,
-    };
+    let tol = tolerance(kind);
+    let tune = measure::Plan::trial(16);
     // df64 on adapters with subgroups of 8 or more also tries the kernel that shares A by
     // broadcast, before the plain one: where loads are issued lane by lane (CPU rasterisers)
     // it is about twice as fast; on GPUs both are tried in a full run. A quick run behind
@@ -1037,44 +1026,82 @@ async fn measure_size(
     let adv = run_matmul(ctx.gpu, ctx.timer, v, d, adv_inputs, &tune).await;
     match (main, adv) {
         (Ok(m), Ok(a)) => {
-            let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
             res.kernel = Some(serde_json::json!({
                 "label": v.label(),
                 "tm": v.tm, "wg": WG, "product": if use_fma { "fma" } else { "split" },
                 "a_by_subgroup_broadcast": v.subgroup,
             }));
-            res = res
-                .param("error_random", m.rel_error)
-                .param("error_adversarial", a.rel_error)
-                .param("effective_bits", bits(m.rel_error))
-                .param("effective_bits_adversarial", bits(a.rel_error));
-            let worst = m.rel_error.max(a.rel_error);
-            let validation = Validation {
-                metric: "relative_frobenius".into(),
-                error: worst,
-                tolerance: tol,
-                passed: worst <= tol,
-                detail: Some(format!(
-                    "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
-                    m.rel_error,
-                    bits(m.rel_error),
-                    a.rel_error,
-                    bits(a.rel_error),
-                    m.rows_checked
-                )),
-            };
-            res.timing = Some(m.timing);
-            res.validated(validation, m.gflops, Validation::tolerance_exceeded)
+            judge(res, tol, m, a)
         }
         (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
     }
 }
 
+/// The figure of one size, on either executor: the measured run `m` on random inputs and the
+/// accuracy run `a` (adversarial inputs; random for f16), both within `tol`.
+fn judge(mut res: ProbeResult, tol: f64, m: PrecisionRun, a: PrecisionRun) -> ProbeResult {
+    let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
+    res = res
+        .param("error_random", m.rel_error)
+        .param("error_adversarial", a.rel_error)
+        .param("effective_bits", bits(m.rel_error))
+        .param("effective_bits_adversarial", bits(a.rel_error));
+    let worst = m.rel_error.max(a.rel_error);
+    let validation = Validation {
+        metric: "relative_frobenius".into(),
+        error: worst,
+        tolerance: tol,
+        passed: worst <= tol,
+        detail: Some(format!(
+            "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
+            m.rel_error,
+            bits(m.rel_error),
+            a.rel_error,
+            bits(a.rel_error),
+            m.rows_checked
+        )),
+    };
+    res.timing = Some(m.timing);
+    res.validated(validation, m.gflops, Validation::tolerance_exceeded)
+}
+
+/// The self-test's verdict for df64 at size `d`: the test, or the failed result that says
+/// why df64 cannot be measured (the test could not run, or a building block is not exact).
+fn usable(st: &Result<SelfTest>, d: Dims) -> Result<&SelfTest, ProbeResult> {
+    match st {
+        Err(e) => Err(result_for(Kind::Df64, d)
+            .with_status(Status::Failed, format!("self-test could not run: {e:#}"))),
+        Ok(s) if !s.usable => Err(result_for(Kind::Df64, d).param("self_test", s).with_status(
+            Status::Failed,
+            format!(
+                "df64 building blocks are not exact on this device: {}",
+                s.reason.clone().unwrap_or_default()
+            ),
+        )),
+        Ok(s) => Ok(s),
+    }
+}
+
+/// The sizes measured when `--sizes` is not given.
+fn default_sizes(quick: bool) -> Vec<Dims> {
+    let v: &[usize] = if quick { &[256] } else { &[256, 512, 1024] };
+    v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
+}
+
+/// The tolerance of each precision.
+fn tolerance(kind: Kind) -> f64 {
+    match kind {
+        Kind::F64 => F64_TOLERANCE,
+        Kind::Df64 => DF64_TOLERANCE,
+        Kind::F16 => F16_TOLERANCE,
+    }
+}
+
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
-        let v: &[usize] = if ctx.quick { &[256] } else { &[256, 512, 1024] };
-        v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
-    });
+    let sizes: Vec<Dims> = ctx
+        .sizes
+        .clone()
+        .unwrap_or_else(|| default_sizes(ctx.quick));
     (ctx.progress)("df64 self-test");
     let st = self_test(ctx.gpu, Broken::default()).await;
     for &d in &sizes {
@@ -1083,20 +1110,8 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             continue;
         }
         (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
-        match &st {
-            Err(e) => emit(
-                result_for(Kind::Df64, d)
-                    .with_status(Status::Failed, format!("self-test could not run: {e:#}")),
-            ),
-            Ok(s) if !s.usable => {
-                emit(result_for(Kind::Df64, d).param("self_test", s).with_status(
-                    Status::Failed,
-                    format!(
-                        "df64 building blocks are not exact on this adapter: {}",
-                        s.reason.clone().unwrap_or_default()
-                    ),
-                ))
-            }
+        match usable(&st, d) {
+            Err(failed) => emit(failed),
             Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s)).await),
         }
     }
@@ -1480,19 +1495,8 @@ mod on_opencl {
         if let Some(st) = self_test {
             res = res.param("self_test", st);
         }
-        let tol = match kind {
-            Kind::F64 => F64_TOLERANCE,
-            Kind::Df64 => DF64_TOLERANCE,
-            Kind::F16 => F16_TOLERANCE,
-        };
-        let tune = Plan {
-            warmup: std::time::Duration::ZERO,
-            min_warmup_runs: 1,
-            target_sample: std::time::Duration::from_millis(5),
-            samples: 3,
-            max_iters: 16,
-            abandon_above_s: None,
-        };
+        let tol = tolerance(kind);
+        let tune = measure::Plan::trial(16);
         let mut best: Option<(f64, Layout)> = None;
         for &l in layouts {
             if best.is_some() && ctx.shrink() {
@@ -1526,40 +1530,18 @@ mod on_opencl {
         let adv = run_matmul_cl(ctx, kind, l, d, adv_inputs, &tune);
         match (main, adv) {
             (Ok(m), Ok(a)) => {
-                let bits = |e: f64| if e > 0.0 { -e.log2() } else { 64.0 };
                 res.kernel = Some(serde_json::json!({"label": l.label(kind)}));
-                res = res
-                    .param("error_random", m.rel_error)
-                    .param("error_adversarial", a.rel_error)
-                    .param("effective_bits", bits(m.rel_error))
-                    .param("effective_bits_adversarial", bits(a.rel_error));
-                let worst = m.rel_error.max(a.rel_error);
-                let validation = Validation {
-                    metric: "relative_frobenius".into(),
-                    error: worst,
-                    tolerance: tol,
-                    passed: worst <= tol,
-                    detail: Some(format!(
-                        "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
-                        m.rel_error,
-                        bits(m.rel_error),
-                        a.rel_error,
-                        bits(a.rel_error),
-                        m.rows_checked
-                    )),
-                };
-                res.timing = Some(m.timing);
-                res.validated(validation, m.gflops, Validation::tolerance_exceeded)
+                judge(res, tol, m, a)
             }
             (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
         }
     }
 
     pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        let sizes: Vec<Dims> = ctx.sizes.clone().unwrap_or_else(|| {
-            let v: &[usize] = if ctx.quick { &[256] } else { &[256, 512, 1024] };
-            v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
-        });
+        let sizes: Vec<Dims> = ctx
+            .sizes
+            .clone()
+            .unwrap_or_else(|| default_sizes(ctx.quick));
         ctx.say("df64 self-test");
         let st = self_test_cl(ctx.cl);
         for &d in &sizes {
@@ -1568,20 +1550,8 @@ mod on_opencl {
                 continue;
             }
             ctx.say(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
-            match &st {
-                Err(e) => emit(
-                    result_for(Kind::Df64, d)
-                        .with_status(Status::Failed, format!("self-test could not run: {e:#}")),
-                ),
-                Ok(s) if !s.usable => {
-                    emit(result_for(Kind::Df64, d).param("self_test", s).with_status(
-                        Status::Failed,
-                        format!(
-                            "df64 building blocks are not exact on this device: {}",
-                            s.reason.clone().unwrap_or_default()
-                        ),
-                    ))
-                }
+            match usable(&st, d) {
+                Err(failed) => emit(failed),
                 Ok(s) => {
                     let layouts: Vec<Layout> = CL_TM
                         .iter()

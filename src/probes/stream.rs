@@ -596,14 +596,7 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         return;
     }
     let elems = bytes / 16;
-    let tune_plan = measure::Plan {
-        warmup: std::time::Duration::ZERO,
-        min_warmup_runs: 1,
-        target_sample: std::time::Duration::from_millis(5),
-        samples: 3,
-        max_iters: 64,
-        abandon_above_s: None,
-    };
+    let tune_plan = measure::Plan::trial(64);
     // Configurations whose workgroup the device cannot run are not tried (a browser's
     // WebGPU device allows 256 invocations by default).
     let fitting = fitting_configs(&ctx.gpu.limits);
@@ -876,14 +869,7 @@ mod on_opencl {
         bytes: u64,
         why: &str,
     ) -> Result<ProbeResult> {
-        let tune = measure::Plan {
-            warmup: std::time::Duration::ZERO,
-            min_warmup_runs: 1,
-            target_sample: std::time::Duration::from_millis(5),
-            samples: 3,
-            max_iters: 64,
-            abandon_above_s: None,
-        };
+        let tune = measure::Plan::trial(64);
         let mut trials = Vec::new();
         let mut best: Option<(f64, (u32, usize))> = None;
         let mut arr = arrays(ctx, floats)?;
