@@ -1067,15 +1067,19 @@ fn judge(mut res: ProbeResult, tol: f64, m: PrecisionRun, a: PrecisionRun) -> Pr
 
 /// The self-test's verdict for df64 at size `d`: the test, or the failed result that says
 /// why df64 cannot be measured (the test could not run, or a building block is not exact).
-fn usable(st: &Result<SelfTest>, d: Dims) -> Result<&SelfTest, ProbeResult> {
+fn usable(st: &Result<SelfTest>, d: Dims) -> Result<&SelfTest, Box<ProbeResult>> {
     match st {
-        Err(e) => Err(result_for(Kind::Df64, d)
-            .with_status(Status::Failed, format!("self-test could not run: {e:#}"))),
-        Ok(s) if !s.usable => Err(result_for(Kind::Df64, d).param("self_test", s).with_status(
+        Err(e) => Err(Box::new(result_for(Kind::Df64, d).with_status(
             Status::Failed,
-            format!(
-                "df64 building blocks are not exact on this device: {}",
-                s.reason.clone().unwrap_or_default()
+            format!("self-test could not run: {e:#}"),
+        ))),
+        Ok(s) if !s.usable => Err(Box::new(
+            result_for(Kind::Df64, d).param("self_test", s).with_status(
+                Status::Failed,
+                format!(
+                    "df64 building blocks are not exact on this device: {}",
+                    s.reason.clone().unwrap_or_default()
+                ),
             ),
         )),
         Ok(s) => Ok(s),
@@ -1111,7 +1115,7 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         }
         (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
         match usable(&st, d) {
-            Err(failed) => emit(failed),
+            Err(failed) => emit(*failed),
             Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s)).await),
         }
     }
@@ -1551,7 +1555,7 @@ mod on_opencl {
             }
             ctx.say(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
             match usable(&st, d) {
-                Err(failed) => emit(failed),
+                Err(failed) => emit(*failed),
                 Ok(s) => {
                     let layouts: Vec<Layout> = CL_TM
                         .iter()
