@@ -53,7 +53,7 @@ fn skip<T>(why: &str) -> Option<T> {
     if common::in_ci() {
         panic!("CI=true and the browser test cannot run: {why}");
     }
-    eprintln!("SKIPPED (set CI=true to make this a failure): {why}");
+    common::skipped(why);
     None
 }
 

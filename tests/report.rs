@@ -27,7 +27,7 @@ fn chromium() -> Option<PathBuf> {
     if common::in_ci() {
         panic!("CI=true and no Chromium found: install Debian's chromium package");
     }
-    eprintln!("SKIPPED: no chromium on PATH");
+    common::skipped("no chromium on PATH");
     None
 }
 

@@ -272,6 +272,7 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
     if backend != Some(BackendChoice::Opencl) {
         pairs.extend(wgpu_adapters(backend));
     }
+    #[cfg_attr(target_arch = "wasm32", allow(unused_mut))]
     let mut searched = searched_wgpu(backend);
     #[cfg(not(target_arch = "wasm32"))]
     if backend.is_none() || backend == Some(BackendChoice::Opencl) {

@@ -33,6 +33,18 @@ pub fn gpuvalue(args: &[&str]) -> std::process::Output {
         .expect("run gpuvalue")
 }
 
+/// Says that the running test skipped, and why, past the harness's output capture
+/// (`cargo test` shows a test's `eprintln!` only when it fails, so a skipped GPU test looked
+/// like a pass): written straight to the process's stderr, naming the test.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "test {name}: SKIPPED ({why}; set CI=true to make this a failure)"
+    );
+}
+
 /// True when running under CI (`CI=true`), where a missing adapter is a failure.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
@@ -67,14 +79,14 @@ pub fn gpu() -> Option<Gpu> {
             if in_ci() {
                 panic!("CI=true and no GPU adapter was found, so the GPU tests cannot run: {e}");
             }
-            eprintln!("SKIPPED (no adapter; set CI=true to make this a failure): {e}");
+            skipped(&format!("no adapter: {e}"));
             None
         }
         (Ok(_), None) => {
             if in_ci() {
                 panic!("CI=true and no wgpu adapter was found, so the GPU tests cannot run");
             }
-            eprintln!("SKIPPED (no wgpu adapter; set CI=true to make this a failure)");
+            skipped("no wgpu adapter");
             None
         }
     }
@@ -96,7 +108,7 @@ pub fn opencl() -> Option<gpuvalue::gpu::opencl::ClGpu> {
                     "CI=true and {why}, so the OpenCL tests cannot run (install pocl-opencl-icd)"
                 );
             }
-            eprintln!("SKIPPED ({why}; set CI=true to make this a failure)");
+            skipped(&why);
             None
         }
     }
