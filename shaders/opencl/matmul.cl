@@ -77,30 +77,99 @@ matmul(const uint M, const uint N, const uint K, __global const T *A, __global c
 #ifndef VW
 #define VW 1
 #endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
 #if VW == 1
 typedef T VT;
 typedef ACC VACC;
 #define VLOADT(i, p) ((p)[i])
 #define VSTOREACC(v, i, p) ((p)[i] = (v))
 #else
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 typedef CAT(TNAME, VW) VT;
 typedef CAT(ACCNAME, VW) VACC;
 #define VLOADT(i, p) CAT(vload, VW)(i, p)
 #define VSTOREACC(v, i, p) CAT(vstore, VW)(v, i, p)
 #endif
 
+// The barrier-free kernels' rows written out by the preprocessor: PoCL 3.1 kept a private
+// `acc[WPT]` array in memory (a load, an fma and a store per row and k: the inner loop was not
+// unrolled), so each row's accumulator is a variable of its own. ROWS(X) expands to X(0) ..
+// X(WPT-1).
+#define ROWS_1(X) X(0)
+#define ROWS_2(X) ROWS_1(X) X(1)
+#define ROWS_3(X) ROWS_2(X) X(2)
+#define ROWS_4(X) ROWS_3(X) X(3)
+#define ROWS_5(X) ROWS_4(X) X(4)
+#define ROWS_6(X) ROWS_5(X) X(5)
+#define ROWS_7(X) ROWS_6(X) X(6)
+#define ROWS_8(X) ROWS_7(X) X(7)
+#define ROWS_9(X) ROWS_8(X) X(8)
+#define ROWS_10(X) ROWS_9(X) X(9)
+#define ROWS_11(X) ROWS_10(X) X(10)
+#define ROWS_12(X) ROWS_11(X) X(11)
+#define ROWS_13(X) ROWS_12(X) X(12)
+#define ROWS_14(X) ROWS_13(X) X(13)
+#define ROWS_15(X) ROWS_14(X) X(14)
+#define ROWS_16(X) ROWS_15(X) X(15)
+#define ROWS_OF(n) CAT(ROWS_, n)
+#define ROWS ROWS_OF(WPT)
+#define DECL_ACC(r) VACC acc##r = (VACC)(0);
+
 __kernel void matmul_direct(const uint M, const uint N, const uint K, __global const T *A,
                             __global const T *B, __global ACC *C) {
     const uint colv = get_global_id(0);
     const uint row0 = get_global_id(1) * WPT;
     const uint nv = N / VW;
-    VACC acc[WPT];
-    for (uint r = 0; r < WPT; r++) acc[r] = (VACC)(0);
+    __global const T *arow = A + (size_t)row0 * K;
+    ROWS(DECL_ACC)
     for (uint k = 0; k < K; k++) {
-        const VT b = VLOADT(k * nv + colv, B);
-        for (uint r = 0; r < WPT; r++) acc[r] = MADD((VT)(A[(row0 + r) * K + k]), b, acc[r]);
+        const VT b = VLOADT((size_t)k * nv + colv, B);
+#define STEP_DIRECT(r) acc##r = MADD((VT)(arow[(size_t)(r) * K + k]), b, acc##r);
+        ROWS(STEP_DIRECT)
     }
-    for (uint r = 0; r < WPT; r++) VSTOREACC(acc[r], (row0 + r) * nv + colv, C);
+#define STORE_ROW(r) VSTOREACC(acc##r, (size_t)(row0 + (r)) * nv + colv, C);
+    ROWS(STORE_ROW)
+}
+
+// The panel variant (-D TS, WPT, VW as for the barrier-free one): the operands are first
+// repacked, B by `pack_panels` into column panels of VW columns and A by `pack_row_blocks`
+// into blocks of WPT rows, each K deep and interleaved along K, so a work-item walks both with
+// unit stride (the barrier-free kernel strides by N per k through B, a new cache line and
+// often a new page at every step, and through WPT separate rows of A). The repacking runs
+// inside every timed iteration, as the WGSL subgroup kernel's does: the figure is for
+// row-major inputs. With -D GROUP_ROWS the work-group's work-items take consecutive row
+// blocks of one panel (the panel stays in cache, A streams); without, consecutive panels of
+// one row block.
+__kernel void pack_panels(const uint N, const uint K, __global const T *B, __global T *Bp) {
+    const uint colv = get_global_id(0), k = get_global_id(1);
+#if VW == 1
+    Bp[(size_t)colv * K + k] = B[(size_t)k * N + colv];
+#else
+    CAT(vstore, VW)(VLOADT((size_t)k * (N / VW) + colv, B), (size_t)colv * K + k, Bp);
+#endif
+}
+
+__kernel void pack_row_blocks(const uint K, __global const T *A, __global T *Ap) {
+    const uint k = get_global_id(0), row = get_global_id(1);
+    Ap[((size_t)(row / WPT) * K + k) * WPT + row % WPT] = A[(size_t)row * K + k];
+}
+
+__kernel void matmul_panel(const uint M, const uint N, const uint K, __global const T *Ap,
+                           __global const T *Bp, __global ACC *C) {
+#ifdef GROUP_ROWS
+    const uint colv = get_global_id(1), rb = get_global_id(0);
+#else
+    const uint colv = get_global_id(0), rb = get_global_id(1);
+#endif
+    __global const T *bp = Bp + (size_t)colv * K * VW;
+    __global const T *ap = Ap + (size_t)rb * K * WPT;
+    ROWS(DECL_ACC)
+    for (uint k = 0; k < K; k++, ap += WPT, bp += VW) {
+        const VT b = VLOADT(0, bp);
+#define STEP_PANEL(r) acc##r = MADD((VT)(ap[r]), b, acc##r);
+        ROWS(STEP_PANEL)
+    }
+    const uint nv = N / VW;
+    const uint row0 = rb * WPT;
+    ROWS(STORE_ROW)
 }

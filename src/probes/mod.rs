@@ -340,17 +340,20 @@ impl Halts for ClCtx<'_> {
 #[cfg(not(target_arch = "wasm32"))]
 impl ClCtx<'_> {
     /// Times batches of enqueues under `plan` (warm-up, batch sizing, samples), by
-    /// profiling events cross-checked against the wall clock (see `ClGpu::time`).
-    pub fn time(
+    /// profiling events cross-checked against the wall clock (see `ClGpu::time`). Each
+    /// enqueue returns its one command's event, or the span of the commands it enqueued.
+    pub fn time<E: Into<crate::gpu::opencl::Span>>(
         &self,
         plan: &Plan,
-        enqueue: &mut dyn FnMut() -> anyhow::Result<opencl3::event::Event>,
+        enqueue: &mut dyn FnMut() -> anyhow::Result<E>,
     ) -> anyhow::Result<measure::TimingInfo> {
         let enqueue = std::cell::RefCell::new(enqueue);
+        let mut spans = || enqueue.borrow_mut()().map(Into::into);
+        let spans = std::cell::RefCell::new(&mut spans);
         pollster::block_on(measure::measure(
             plan,
             &|| self.cl.method(),
-            async |iters| self.cl.time(iters, &mut *enqueue.borrow_mut()),
+            async |iters| self.cl.time(iters, &mut *spans.borrow_mut()),
         ))
     }
 }

@@ -1303,7 +1303,7 @@ use on_opencl::run_cl;
 mod on_opencl {
     use super::*;
     use crate::gpu::opencl::{Arg, ClGpu};
-    use crate::probes::matmul::on_opencl::{ClConfig, MATMUL_CL, candidates, padded};
+    use crate::probes::matmul::on_opencl::{ClConfig, MATMUL_CL, candidates, padded, time_kernel};
     use crate::probes::{ClCtx, Halts};
 
     const DF64_CL: &str = include_str!("../../shaders/opencl/df64.cl");
@@ -1417,7 +1417,8 @@ mod on_opencl {
                 let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
                 let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
                 cl.poison(&mut dc, 0x7ff8_0000)?;
-                let timing = run_typed(ctx, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], plan)?;
+                let bufs = [da.arg(), db.arg(), dc.arg()];
+                let timing = time_kernel(ctx, cfg, p, &prog, bufs, 8, plan)?;
                 let c = cl.read(&dc, p.m * p.n)?;
                 (timing, c, (a, b))
             }
@@ -1442,7 +1443,8 @@ mod on_opencl {
                 let (da, db) = (cl.upload("A", &ah)?, cl.upload("B", &bh)?);
                 let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
                 cl.poison(&mut dc, 0x7fc0_0000)?;
-                let timing = run_typed(ctx, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], plan)?;
+                let bufs = [da.arg(), db.arg(), dc.arg()];
+                let timing = time_kernel(ctx, cfg, p, &prog, bufs, 2, plan)?;
                 let c: Vec<f64> = cl
                     .read(&dc, p.m * p.n)?
                     .into_iter()
@@ -1461,31 +1463,6 @@ mod on_opencl {
             rel_error,
             rows_checked,
         })
-    }
-
-    /// Times the typed kernel (`matmul` or `matmul_direct` of matmul.cl) over `bufs` (A, B,
-    /// C) of the padded size `p`.
-    fn run_typed(
-        ctx: &ClCtx<'_>,
-        cfg: ClConfig,
-        p: Dims,
-        prog: &opencl3::program::Program,
-        bufs: [Arg<'_>; 3],
-        plan: &Plan,
-    ) -> Result<TimingInfo> {
-        let cl = ctx.cl;
-        let [a, b, c] = bufs;
-        let args = [
-            Arg::U32(p.m as u32),
-            Arg::U32(p.n as u32),
-            Arg::U32(p.k as u32),
-            a,
-            b,
-            c,
-        ];
-        let kern = cl.kernel(prog, cfg.kernel_name(), &args)?;
-        let (global, local) = cfg.grid(p);
-        ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&local)))
     }
 
     fn measure_size_cl(

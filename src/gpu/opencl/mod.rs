@@ -36,6 +36,33 @@ pub enum Arg<'a> {
     Bytes(&'a [u8]),
 }
 
+/// The commands one timed iteration enqueued, in order: the first one's event (where it is
+/// not also the last) and the last one's.
+pub struct Span {
+    pub first: Option<Event>,
+    pub last: Event,
+}
+
+impl Span {
+    /// A span of two or more commands.
+    pub fn of(first: Event, last: Event) -> Span {
+        Span {
+            first: Some(first),
+            last,
+        }
+    }
+
+    fn first(&self) -> &Event {
+        self.first.as_ref().unwrap_or(&self.last)
+    }
+}
+
+impl From<Event> for Span {
+    fn from(last: Event) -> Span {
+        Span { first: None, last }
+    }
+}
+
 /// A buffer of `T` on the device, with its element count.
 pub struct ClBuffer<T> {
     pub buf: Buffer<T>,
@@ -335,10 +362,11 @@ impl ClGpu {
             .map_err(|e| anyhow::anyhow!("OpenCL: waiting for the queue: {e}"))
     }
 
-    /// Times `iters` enqueues of `enqueue` (each returns its last event) as one sample: from
-    /// the first command's start to the last's end by profiling events, cross-checked against
-    /// the wall clock around enqueue + finish under the same rule as GPU timestamps on wgpu.
-    pub fn time(&self, iters: u32, enqueue: &mut dyn FnMut() -> Result<Event>) -> Result<f64> {
+    /// Times `iters` enqueues of `enqueue` (each returns the span of the commands it
+    /// enqueued) as one sample: from the first command's start to the last's end by profiling
+    /// events, cross-checked against the wall clock around enqueue + finish under the same
+    /// rule as GPU timestamps on wgpu.
+    pub fn time(&self, iters: u32, enqueue: &mut dyn FnMut() -> Result<Span>) -> Result<f64> {
         let t0 = Instant::now();
         let first = enqueue()?;
         let mut last = None;
@@ -351,8 +379,8 @@ impl ClGpu {
             return Ok(wall);
         }
         let last = last.as_ref().unwrap_or(&first);
-        let start = first.profiling_command_start();
-        let end = last.profiling_command_end();
+        let start = first.first().profiling_command_start();
+        let end = last.last.profiling_command_end();
         match (start, end) {
             (Ok(s), Ok(e)) => {
                 let dev = e.wrapping_sub(s) as f64 * 1e-9;
