@@ -71,7 +71,7 @@ pub fn results(data: &[u8]) -> Outcome {
     let r = ResultsFile::parse(text)
         .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
     let _ = crate::report::table::results(&r);
-    let _ = crate::probes::precision::summary(&r.probes);
+    let _ = crate::probes::double::summary(&r.probes);
     let named = vec![("fuzz-results.json".to_string(), r.clone())];
     rank_all(&Catalog::embedded(), &ScenarioFile::embedded(), &named);
     let c = crate::compare::compare("a.json", &r, "b.json", &r, 5.0);

@@ -42,7 +42,7 @@ const BROWSER_TIMESTAMPS_NOTE: &str = "browser GPU timestamps: Chrome quantizes 
 /// Marks the file complete (or interrupted), after adding the double-precision summary.
 pub fn finish(results: &mut ResultsFile) {
     let interrupted = crate::interrupt::requested();
-    if !interrupted && let Some(s) = probes::precision::summary(&results.probes) {
+    if !interrupted && let Some(s) = probes::double::summary(&results.probes) {
         results.probes.push(s);
     }
     results.interrupted = interrupted;

@@ -5,8 +5,8 @@
 mod common;
 
 use gpuvalue::gpu::Timer;
+use gpuvalue::probes::double::{self as precision, Broken, Inputs, Kind, Variant, from_df, to_df};
 use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::precision::{self, Broken, Inputs, Kind, Variant, from_df, to_df};
 use gpuvalue::reference::Dims;
 use proptest::prelude::*;
 use std::sync::OnceLock;

@@ -27,12 +27,12 @@ macro_rules! run_with_async_fn {
 }
 
 pub mod coop;
+pub mod double;
 pub mod int8;
 pub mod latency;
 pub mod matmul;
 pub mod measure;
 pub mod peak;
-pub mod precision;
 pub mod stream;
 pub mod transfer;
 
@@ -100,7 +100,7 @@ impl std::fmt::Debug for dyn Probe {
 pub static REGISTRY: &[ProbeRef] = &[
     &peak::Peak,
     &matmul::Matmul,
-    &precision::Double,
+    &double::Double,
     &stream::Stream,
     &transfer::Transfer,
     &latency::Latency,
