@@ -19,7 +19,7 @@ if [ -n "$dev" ]; then adapter=(--adapter "$dev"); fi
 tests=(--global-bandwidth --compute-sp --transfer-bandwidth --kernel-latency)
 clpeak "${tests[@]}" > "$out/clpeak-before.txt" 2>&1
 "$bin" bench --backend opencl "${adapter[@]}" --probes peak,matmul,stream,transfer,latency \
-  --sizes 512,1024 --array-mib 128 --quiet --out "$out/bench.json" > "$out/bench.txt" || true
+  --sizes 512,1024,2048 --array-mib 128 --quiet --out "$out/bench.json" > "$out/bench.txt" || true
 clpeak "${tests[@]}" > "$out/clpeak-after.txt" 2>&1
 python3 - "$out" <<'PY'
 import json, re, sys
