@@ -23,6 +23,7 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Compare(a)) => compare_cmd(a),
         Some(Command::Report(a)) => report_cmd(a),
         Some(Command::Calibration(a)) => calibration_cmd(a),
+        Some(Command::Burn(a)) => burn_cmd(a),
         None => main_job(cli::RunArgs {
             select: cli::AdapterArgs {
                 adapter: adapter::AdapterChoice::Best,
@@ -164,6 +165,91 @@ fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> {
         );
     }
     Some(ExitCode::from(crate::interrupt::EXIT_CODE))
+}
+
+fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
+    let opts = crate::burn::BurnOptions {
+        adapter: a.select.adapter,
+        backend: a.select.backend,
+        quick: a.quick,
+        duration: a.duration,
+        allow_software: a.allow_software,
+        quiet: a.quiet,
+        inject: a.inject_fault,
+        size: a.size,
+        vram_mib: a.vram_mib,
+    };
+    crate::burn::check_options(&opts)?;
+    if let Some(out) = &a.out {
+        crate::bench::check_writable(out)?;
+    }
+    crate::interrupt::install();
+    let quiet = a.quiet || std::env::var_os("CI").is_some();
+    let progress = |what: &str| {
+        if !quiet {
+            eprintln!("{}", term_text(&format!("burn: {what}")));
+        }
+    };
+    let outcomes = crate::burn::run(&opts, &progress)?;
+    if let Some(out) = &a.out {
+        save_burns(out, &outcomes)?;
+    }
+    match a.output.format() {
+        Format::Table => {
+            for o in &outcomes {
+                println!(
+                    "{}",
+                    term_text(&report::burn::render(&o.adapter, &o.record))
+                );
+            }
+            if outcomes.len() > 1 {
+                for o in &outcomes {
+                    println!(
+                        "{}",
+                        term_text(&report::burn::verdict_line(&o.adapter, &o.record))
+                    );
+                }
+            }
+        }
+        Format::Json => {
+            let v: Vec<serde_json::Value> = outcomes
+                .iter()
+                .map(|o| serde_json::json!({"adapter": o.adapter, "burn": o.record}))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        f => return Err(unsupported("burn", f, Format::TABLE_JSON)),
+    }
+    Ok(ExitCode::from(crate::burn::worst(&outcomes).exit_code()))
+}
+
+/// One results file per GPU (the adapter's index before the extension when several).
+fn save_burns(out: &std::path::Path, outcomes: &[crate::burn::BurnOutcome]) -> Result<()> {
+    let host = crate::host::HostInfo::detect();
+    for o in outcomes {
+        let path = if outcomes.len() > 1 {
+            let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+            out.with_file_name(format!("{stem}-{}.json", o.adapter.index))
+        } else {
+            out.to_path_buf()
+        };
+        let options = crate::results::RunOptions {
+            quick: o.record.mode == "quick",
+            probes: Vec::new(),
+            sizes: None,
+            array_mib: None,
+            time_budget_s: o.record.planned_s,
+            trusted_shaders: true,
+            timestamps: false,
+            args: std::env::args().collect(),
+        };
+        let mut file = ResultsFile::new(host.clone(), o.adapter.clone(), options);
+        file.complete = o.record.complete;
+        file.interrupted = !o.record.complete;
+        file.burn = Some(o.record.clone());
+        file.save(&path)?;
+    }
+    Ok(())
 }
 
 fn show(a: cli::ShowArgs) -> Result<ExitCode> {

@@ -91,7 +91,7 @@ fn out_path(
 
 /// Checks up front that the output file can be written, so a long run does not end in an
 /// I/O error.
-fn check_writable(path: &Path) -> Result<()> {
+pub fn check_writable(path: &Path) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -42,9 +42,52 @@ pub enum Command {
     /// Write report.html (self-contained: inline CSS and SVG charts) and report.md from
     /// results files: devices, probes, rooflines, and value and cost charts per scenario.
     Report(ReportArgs),
+    /// Is the GPU I am paying for healthy? A sustained FP32 matmul load checked bit for bit,
+    /// a VRAM test, stability from throughput windows and the rate against what the catalog
+    /// says is paid for: PASS / WARN / FAIL / ERROR per GPU, exit status 0 / 3 / 4 / 5 (the
+    /// worst GPU's).
+    Burn(BurnArgs),
     /// Recompute every published result behind the efficiency factors from the catalog, the
     /// factors and the scenario model: published, implied, ratio, and each factor refitted.
     Calibration(CalibrationArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BurnArgs {
+    #[command(flatten)]
+    pub select: AdapterArgs,
+    /// About 60 s: a 10 s warm-up, five 8 s windows, a 5 s idle gap, one VRAM pass
+    /// (standard: 10 minutes, a 30 s warm-up, 20 s windows, a 15 s gap, 3 VRAM passes).
+    #[arg(long)]
+    pub quick: bool,
+    /// Total seconds (5 or more): 300 and over keep the standard phases with more windows,
+    /// shorter runs scale the quick ones.
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
+    pub duration: Option<f64>,
+    /// Test a software adapter (the CPU: lavapipe, SwiftShader, PoCL) too; refused by
+    /// default, since a burn that finds no GPU must not pass.
+    #[arg(long)]
+    pub allow_software: bool,
+    /// Matrix size of the load (default 4096 on a GPU, 512 on a software adapter).
+    #[arg(long, value_name = "N")]
+    pub size: Option<usize>,
+    /// MiB of memory for the VRAM test (default 90% of the device's memory where the API
+    /// reports it; a small, stated share of host memory on a software adapter).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub vram_mib: Option<u64>,
+    /// Results file recording the burn (default: none).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// No progress lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// For testing the tool: miscompare[@N] (product N changed before its check),
+    /// vram-flip (one bit of VRAM flipped) or slowdown (the load idles a third of the time
+    /// from the middle window on).
+    #[arg(long, value_name = "FAULT")]
+    pub inject_fault: Option<crate::burn::BurnFault>,
+    #[command(flatten)]
+    pub output: TableOrJson,
 }
 
 #[derive(Args, Debug)]

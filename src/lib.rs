@@ -11,6 +11,8 @@
 pub mod app;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod burn;
 pub mod calibration;
 pub mod catalog;
 pub mod catalog_csv;
@@ -24,6 +26,7 @@ pub mod fleet;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fuzzing;
 pub mod gpu;
+pub mod health;
 pub mod host;
 pub mod interrupt;
 pub mod model;

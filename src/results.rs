@@ -1,10 +1,10 @@
 //! The results file: its schema (versioned), atomic saving, and strict loading.
 //!
-//! Schema (version 3; versions 1 and 2 are still read: 1 lacks the last four fields, and
-//! results before 3 lack `figure`, which is then derived from `probe` and `name`), one
-//! JSON object per adapter run:
+//! Schema (version 4; versions 1 to 3 are still read: 1 lacks the last four fields,
+//! results before 3 lack `figure`, which is then derived from `probe` and `name`, and
+//! before 4 there is no `burn`), one JSON object per adapter run:
 //! ```text
-//! schema_version  integer, 3
+//! schema_version  integer, 4
 //! tool            { name, version, git_commit }
 //! created         RFC 3339 UTC time the run started; updated: time of the last rewrite
 //! complete        false while the run is still going (the file is rewritten after each probe)
@@ -24,6 +24,11 @@
 //!                 still allocated after each probe (where the backend reports it)
 //! instance        { provider, instance_type, region? }: the catalog instance the run was
 //!                 made on (`bench --instance`), absent when not given
+//! burn            the acceptance test (`gpuvalue burn`): { mode, planned_s, elapsed_s,
+//!                 complete, thresholds{..}, load{kernel, size, inputs, warmup_s, idle_gap_s,
+//!                 windows[{index, start_s, seconds, iterations, gflops, miscompares,
+//!                 non_finite, host_mismatches, after_idle}]}, stability{..}, vram{..},
+//!                 expectation{..}, error?, injected?, verdict, reasons[], covered }
 //! ```
 //! `adapter.pci_bus_id` and `instance` are optional schema-3 fields added later: a file
 //! without them reads as before, so the version stays 3 (a gpuvalue from before them refuses
@@ -40,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Longest adapter or probe name read from a results file (real ones are under 100
 /// characters; a 50 MB name would blow every table and report up).
@@ -299,6 +304,10 @@ pub struct ResultsFile {
     /// its GPU, and which GPU the user said it is (browsers hide the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<BrowserInfo>,
+    /// The acceptance test (`gpuvalue burn`), where the file records one (schema 4; older
+    /// files have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burn: Option<crate::health::BurnRecord>,
 }
 
 /// The browser a web-page run was made in, and what it exposed.
@@ -387,6 +396,7 @@ impl ResultsFile {
             memory: Vec::new(),
             instance: None,
             browser: None,
+            burn: None,
         }
     }
 

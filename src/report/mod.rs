@@ -2,6 +2,7 @@
 //! CSV and Markdown for the commands, and the HTML and Markdown reports with their SVG
 //! charts. Number formatting and HTML escaping for all of them live in `fmt`.
 
+pub mod burn;
 pub mod calibration;
 pub mod catalog;
 pub mod compare;

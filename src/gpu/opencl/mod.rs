@@ -242,6 +242,30 @@ impl ClGpu {
         .map_err(|e| anyhow::anyhow!("OpenCL: write: {e}"))
     }
 
+    /// Writes `data` into `b` from element `at` (blocking).
+    pub fn write_at<T: bytemuck::Pod>(
+        &self,
+        b: &mut ClBuffer<T>,
+        at: usize,
+        data: &[T],
+    ) -> Result<()> {
+        if at + data.len() > b.len {
+            bail!(
+                "OpenCL: write of {} elements at {at} into {}",
+                data.len(),
+                b.len
+            );
+        }
+        let offset = at * std::mem::size_of::<T>();
+        // SAFETY: the slice outlives the blocking call; the range is checked above.
+        unsafe {
+            self.queue
+                .enqueue_write_buffer(&mut b.buf, CL_BLOCKING, offset, data, &[])
+        }
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("OpenCL: write: {e}"))
+    }
+
     /// Fills every 32-bit word of `b` with `word` (poison before a run, so an unwritten
     /// element is caught).
     pub fn poison<T>(&self, b: &mut ClBuffer<T>, word: u32) -> Result<()> {

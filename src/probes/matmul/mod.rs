@@ -516,6 +516,90 @@ pub struct Faults {
     pub corrupt_output: bool,
 }
 
+/// One configuration set up on the device for given inputs: what a timed pass encodes.
+pub struct Prepared {
+    /// The padded size the buffers hold.
+    pub padded: Dims,
+    /// The output, `padded.m x padded.n`, row-major.
+    pub c: wgpu::Buffer,
+    pipeline: wgpu::ComputePipeline,
+    bind: wgpu::BindGroup,
+    grid: (u32, u32),
+    packed: Option<SubgroupInputs>,
+    _inputs: [wgpu::Buffer; 3],
+}
+
+impl Prepared {
+    /// Sets up `cfg` for A and B already padded to `padded(gpu, cfg, d)` (zeros outside
+    /// `d`); C is poisoned with NaN.
+    pub fn new(
+        gpu: &Gpu,
+        cache: &mut PipelineCache,
+        cfg: &MatmulConfig,
+        d: Dims,
+        a: &[f32],
+        b: &[f32],
+    ) -> Result<Prepared> {
+        let (p, grid) = padded_grid(gpu, cfg, d)?;
+        if a.len() != p.m * p.k || b.len() != p.k * p.n {
+            bail!("inputs are not padded to {}x{}x{}", p.m, p.n, p.k);
+        }
+        let abuf = gpu.upload("A", a)?;
+        let bbuf = gpu.upload("B", b)?;
+        let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64)?;
+        gpu.poison(&cbuf, f32::NAN.to_bits());
+        let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
+        let ubuf = gpu.uniform_buffer(
+            "dims",
+            bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
+        )?;
+        // The subgroup kernel reads A packed in row panels and B from a texture; the packing
+        // runs inside the timed pass, so every timed iteration starts from the row-major
+        // inputs.
+        let packed = if cfg.kernel == KernelKind::Subgroup {
+            Some(pack_subgroup_inputs(gpu, cache, cfg, p, &abuf, &bbuf)?)
+        } else {
+            None
+        };
+        let (a_res, b_res) = match &packed {
+            Some(s) => (
+                s.a_packed.as_entire_binding(),
+                wgpu::BindingResource::TextureView(&s.b_view),
+            ),
+            None => (abuf.as_entire_binding(), bbuf.as_entire_binding()),
+        };
+        let pipeline = cache.get(gpu, cfg)?.clone();
+        let bind = matmul_bind_group(gpu, &pipeline, [a_res, b_res], &cbuf, &ubuf);
+        Ok(Prepared {
+            padded: p,
+            c: cbuf,
+            pipeline,
+            bind,
+            grid,
+            packed,
+            _inputs: [abuf, bbuf, ubuf],
+        })
+    }
+
+    /// Encodes one product (with its packing steps) into `pass`.
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let packs: &[PackStep] = self.packed.as_ref().map_or(&[], |s| &s.steps);
+        for step in packs {
+            pass.set_pipeline(&step.pipeline);
+            pass.set_bind_group(0, &step.bind, &[]);
+            pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
+        }
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind, &[]);
+        pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
+    }
+}
+
+/// The size `cfg` pads `d` to (refused where the adapter cannot run it).
+pub fn padded(gpu: &Gpu, cfg: &MatmulConfig, d: Dims) -> Result<Dims> {
+    Ok(padded_grid(gpu, cfg, d)?.0)
+}
+
 /// Runs one configuration at one size: fresh random inputs, poisoned output, timed batches,
 /// validation against the CPU.
 pub async fn run_config(
@@ -527,58 +611,27 @@ pub async fn run_config(
     plan: &Plan,
     faults: Faults,
 ) -> Result<MatmulRun> {
-    let (p, (gx, gy)) = padded_grid(gpu, cfg, d)?;
+    let p = padded(gpu, cfg, d)?;
     let mut rng = Rng::fresh();
     let (a, b) = random_inputs(d, p, &mut rng);
-    let abuf = gpu.upload("A", &a)?;
-    let bbuf = gpu.upload("B", &b)?;
-    let cbuf = gpu.storage_buffer("C", (p.m * p.n * 4) as u64)?;
-    gpu.poison(&cbuf, f32::NAN.to_bits());
-    let k_stop = (p.k as u32).saturating_sub(cfg.k_skip);
-    let ubuf = gpu.uniform_buffer(
-        "dims",
-        bytemuck::cast_slice(&[p.m as u32, p.n as u32, p.k as u32, k_stop]),
-    )?;
-    // The subgroup kernel reads A packed in row panels and B from a texture; the packing
-    // runs inside the timed pass, so every timed iteration starts from the row-major inputs.
-    let packed = if cfg.kernel == KernelKind::Subgroup {
-        Some(pack_subgroup_inputs(gpu, cache, cfg, p, &abuf, &bbuf)?)
-    } else {
-        None
-    };
-    let (a_res, b_res) = match &packed {
-        Some(s) => (
-            s.a_packed.as_entire_binding(),
-            wgpu::BindingResource::TextureView(&s.b_view),
-        ),
-        None => (abuf.as_entire_binding(), bbuf.as_entire_binding()),
-    };
-    let packs: &[PackStep] = packed.as_ref().map_or(&[], |s| &s.steps);
-    let pipeline = cache.get(gpu, cfg)?;
-    let bind = matmul_bind_group(gpu, pipeline, [a_res, b_res], &cbuf, &ubuf);
+    let prepared = Prepared::new(gpu, cache, cfg, d, &a, &b)?;
     let timing = measure::measure(plan, &|| timer.method(), async |iters| {
         timer
             .time_pass(&mut |pass| {
                 for _ in 0..iters {
-                    for step in packs {
-                        pass.set_pipeline(&step.pipeline);
-                        pass.set_bind_group(0, &step.bind, &[]);
-                        pass.dispatch_workgroups(step.groups.0, step.groups.1, 1);
-                    }
-                    pass.set_pipeline(pipeline);
-                    pass.set_bind_group(0, &bind, &[]);
-                    pass.dispatch_workgroups(gx, gy, 1);
+                    prepared.encode(pass);
                 }
             })
             .await
     })
     .await?;
+    let cbuf = &prepared.c;
     if faults.corrupt_output {
         let idx = (d.m / 2) * p.n + d.n / 2;
         gpu.queue
-            .write_buffer(&cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
+            .write_buffer(cbuf, (idx * 4) as u64, bytemuck::bytes_of(&1.0e3f32));
     }
-    let c: Vec<f32> = gpu.read(&cbuf, p.m * p.n).await?;
+    let c: Vec<f32> = gpu.read(cbuf, p.m * p.n).await?;
     let check = reference::check_matmul(
         d,
         View { data: &a, ld: p.k },

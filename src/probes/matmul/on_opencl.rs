@@ -190,9 +190,91 @@ pub fn padded(cfg: ClConfig, d: Dims) -> Dims {
     }
 }
 
-/// Times `cfg`'s kernel of `prog` (built with `cfg.defines()` and the element type's
-/// define) over `bufs` (A, B, C) of the padded size `p`, `elem`-byte elements: B's
-/// repacking, where the kernel reads panels, inside every timed iteration.
+/// `cfg`'s kernel of a program (built with `cfg.defines()` and the element type's define)
+/// set up over A, B and C of the padded size `p`: one product is `enqueue`, with A's and
+/// B's repacking where the kernel reads panels (so every timed iteration starts from the
+/// row-major inputs).
+pub struct ClProduct<'g> {
+    cl: &'g ClGpu,
+    steps: Vec<(opencl3::kernel::Kernel, Vec<usize>, Option<Vec<usize>>)>,
+    _packed: Option<[crate::gpu::opencl::ClBuffer<u8>; 2]>,
+}
+
+impl<'g> ClProduct<'g> {
+    /// `elem`: bytes per element of the kernel's T.
+    pub fn new(
+        cl: &'g ClGpu,
+        cfg: ClConfig,
+        p: Dims,
+        prog: &opencl3::program::Program,
+        bufs: [Arg<'_>; 3],
+        elem: usize,
+    ) -> Result<ClProduct<'g>> {
+        let [a, b, c] = bufs;
+        let dims = || {
+            [
+                Arg::U32(p.m as u32),
+                Arg::U32(p.n as u32),
+                Arg::U32(p.k as u32),
+            ]
+        };
+        let (global, local) = cfg.grid(p);
+        let product = |kern| (kern, global.to_vec(), Some(local.to_vec()));
+        if !cfg.packs_b() {
+            let [m, n, k] = dims();
+            let kern = cl.kernel(prog, cfg.kernel_name(), &[m, n, k, a, b, c])?;
+            return Ok(ClProduct {
+                cl,
+                steps: vec![product(kern)],
+                _packed: None,
+            });
+        }
+        // Bytes, not elements: the packed buffers' element type is the kernel's T.
+        let a_blocks = cl.buffer::<u8>("A row blocks", p.m * p.k * elem)?;
+        let b_panels = cl.buffer::<u8>("B panels", p.n * p.k * elem)?;
+        let [m, n, k] = dims();
+        let (ap, bp) = (a_blocks.arg(), b_panels.arg());
+        let kern = cl.kernel(prog, cfg.kernel_name(), &[m, n, k, ap, bp, c])?;
+        let [_, n, k] = dims();
+        let pack_b = cl.kernel(prog, "pack_panels", &[n, k, b, b_panels.arg()])?;
+        let pack_a = cl.kernel(
+            prog,
+            "pack_row_blocks",
+            &[Arg::U32(p.k as u32), a, a_blocks.arg()],
+        )?;
+        Ok(ClProduct {
+            cl,
+            steps: vec![
+                (pack_a, vec![p.k, p.m], None),
+                (pack_b, vec![p.n / cfg.vw() as usize, p.k], None),
+                product(kern),
+            ],
+            _packed: Some([a_blocks, b_panels]),
+        })
+    }
+
+    /// Enqueues one product; the span of its commands.
+    pub fn enqueue(&self) -> Result<Span> {
+        let mut first = None;
+        let mut last = None;
+        for (k, global, local) in &self.steps {
+            let e = self.cl.dispatch(k, global, local.as_deref())?;
+            if first.is_none() {
+                first = Some(e);
+            } else {
+                last = Some(e);
+            }
+        }
+        let first = first.ok_or_else(|| anyhow::anyhow!("a product of no commands"))?;
+        Ok(match last {
+            Some(l) => Span::of(first, l),
+            None => first.into(),
+        })
+    }
+}
+
+/// Times `cfg`'s kernel of `prog` over `bufs` (A, B, C) of the padded size `p`,
+/// `elem`-byte elements (see `ClProduct`).
 pub fn time_kernel(
     ctx: &ClCtx<'_>,
     cfg: ClConfig,
@@ -202,40 +284,8 @@ pub fn time_kernel(
     elem: usize,
     plan: &Plan,
 ) -> Result<TimingInfo> {
-    let cl = ctx.cl;
-    let [a, b, c] = bufs;
-    let dims = || {
-        [
-            Arg::U32(p.m as u32),
-            Arg::U32(p.n as u32),
-            Arg::U32(p.k as u32),
-        ]
-    };
-    let (global, local) = cfg.grid(p);
-    if !cfg.packs_b() {
-        let [m, n, k] = dims();
-        let kern = cl.kernel(prog, cfg.kernel_name(), &[m, n, k, a, b, c])?;
-        return ctx.time(plan, &mut || cl.dispatch(&kern, &global, Some(&local)));
-    }
-    // Bytes, not elements: the packed buffers' element type is the kernel's T.
-    let a_blocks = cl.buffer::<u8>("A row blocks", p.m * p.k * elem)?;
-    let b_panels = cl.buffer::<u8>("B panels", p.n * p.k * elem)?;
-    let [m, n, k] = dims();
-    let (ap, bp) = (a_blocks.arg(), b_panels.arg());
-    let kern = cl.kernel(prog, cfg.kernel_name(), &[m, n, k, ap, bp, c])?;
-    let [_, n, k] = dims();
-    let pack_b = cl.kernel(prog, "pack_panels", &[n, k, b, b_panels.arg()])?;
-    let pack_a = cl.kernel(
-        prog,
-        "pack_row_blocks",
-        &[Arg::U32(p.k as u32), a, a_blocks.arg()],
-    )?;
-    let (a_grid, b_grid) = ([p.k, p.m], [p.n / cfg.vw() as usize, p.k]);
-    ctx.time(plan, &mut || {
-        let first = cl.dispatch(&pack_a, &a_grid, None)?;
-        cl.dispatch(&pack_b, &b_grid, None)?;
-        Ok(Span::of(first, cl.dispatch(&kern, &global, Some(&local))?))
-    })
+    let product = ClProduct::new(ctx.cl, cfg, p, prog, bufs, elem)?;
+    ctx.time(plan, &mut || product.enqueue())
 }
 
 struct ClRun {

@@ -1,0 +1,477 @@
+//! The acceptance test's record (`gpuvalue burn`): what ran, each window's throughput and
+//! exact checks, the VRAM test, the expectation it was held to, and the verdict with its
+//! reasons in words. Part of the data model (the results file carries it): it imports
+//! nothing above it. The judging rules live here, beside the record they judge, so a record
+//! read back from a file is judged the same way.
+
+use serde::{Deserialize, Serialize};
+
+/// One GPU's verdict; the worst of several GPUs' is the run's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// Every check passed and the throughput was steady and as expected.
+    Pass,
+    /// Exact checks passed, but the throughput was unsteady or below what is paid for.
+    Warn,
+    /// A miscompare, a non-finite result, a VRAM error, or throughput far below expectation.
+    Fail,
+    /// The test could not run as asked (no device, an allocation refused, a device lost).
+    Error,
+}
+
+impl Verdict {
+    /// The process exit status: PASS 0, WARN 3, FAIL 4, ERROR 5 (1 and 2 are the tool's own
+    /// failures and usage errors).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Pass => 0,
+            Verdict::Warn => 3,
+            Verdict::Fail => 4,
+            Verdict::Error => 5,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Warn => "WARN",
+            Verdict::Fail => "FAIL",
+            Verdict::Error => "ERROR",
+        }
+    }
+}
+
+/// The rules a run is judged by, recorded with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// Worst window / best window below this warns (3DMark's stress-test rule: 0.97).
+    pub worst_to_best: f64,
+    /// A drop from the first to the last window larger than this share warns.
+    pub first_to_last_drop: f64,
+    /// A coefficient of variation of the windows above this warns.
+    pub cv: f64,
+    /// Steady rate below this share of the calibrated expectation warns ...
+    pub expectation_warn: f64,
+    /// ... and below this share fails (DCGM's references are 0.75x).
+    pub expectation_fail: f64,
+    /// On a node with several GPUs, one this share behind its best sibling warns.
+    pub sibling_gap: f64,
+    /// Why these numbers (hardware, or the looser ones for a software adapter).
+    pub basis: String,
+}
+
+impl Thresholds {
+    pub fn hardware() -> Thresholds {
+        Thresholds {
+            worst_to_best: 0.97,
+            first_to_last_drop: 0.05,
+            cv: 0.02,
+            expectation_warn: 0.90,
+            expectation_fail: 0.75,
+            sibling_gap: 0.10,
+            basis: "hardware GPU: 3DMark's 97% stability rule, DCGM's 0.75x reference, \
+                    gpu-fryer's 10% sibling rule"
+                .into(),
+        }
+    }
+
+    /// A software adapter shares the CPU with the host: its windows are noisier (this VM's
+    /// samples spread 10-25% run to run). A quiet run must pass and a drop of a third must
+    /// not.
+    pub fn software() -> Thresholds {
+        Thresholds {
+            worst_to_best: 0.80,
+            first_to_last_drop: 0.20,
+            cv: 0.10,
+            basis: "software adapter (the CPU): windows vary with the host's load, so 80% \
+                    worst/best, a 20% first-to-last drop and 10% CV"
+                .into(),
+            ..Thresholds::hardware()
+        }
+    }
+}
+
+/// One measured window of the sustained load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub index: usize,
+    /// Seconds since the load started (warm-up included) when this window began.
+    pub start_s: f64,
+    pub seconds: f64,
+    pub iterations: u64,
+    /// Products per second x FLOP per product, over the window's wall time.
+    pub gflops: f64,
+    /// Elements that differed from the CPU's reference, over every iteration (device check).
+    pub miscompares: u64,
+    /// Elements that were NaN or infinite.
+    pub non_finite: u64,
+    /// Elements of the window's last product that differed when read back and compared on
+    /// the host (the device check itself checked).
+    pub host_mismatches: u64,
+    /// True for the window after the idle gap.
+    #[serde(default)]
+    pub after_idle: bool,
+}
+
+/// The sustained load: what ran and its windows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadRecord {
+    /// The kernel (the autotuner's pick at this size) and the executor.
+    pub kernel: String,
+    pub size: usize,
+    /// How the inputs make every result exact.
+    pub inputs: String,
+    pub warmup_s: f64,
+    pub idle_gap_s: f64,
+    pub windows: Vec<Window>,
+}
+
+impl LoadRecord {
+    pub fn miscompares(&self) -> u64 {
+        self.windows.iter().map(|w| w.miscompares).sum()
+    }
+    pub fn non_finite(&self) -> u64 {
+        self.windows.iter().map(|w| w.non_finite).sum()
+    }
+    pub fn host_mismatches(&self) -> u64 {
+        self.windows.iter().map(|w| w.host_mismatches).sum()
+    }
+    pub fn iterations(&self) -> u64 {
+        self.windows.iter().map(|w| w.iterations).sum()
+    }
+    pub fn seconds(&self) -> f64 {
+        self.windows.iter().map(|w| w.seconds).sum()
+    }
+}
+
+/// The windows' throughput, summarised.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stability {
+    /// Median of the windows' rates (GFLOPS).
+    pub steady_gflops: f64,
+    pub best_gflops: f64,
+    pub worst_gflops: f64,
+    pub worst_to_best: f64,
+    pub first_gflops: f64,
+    pub last_gflops: f64,
+    /// Last window / first window.
+    pub last_to_first: f64,
+    /// Least-squares slope of the rate over the windows, per window, as a share of the mean.
+    pub trend_per_window: f64,
+    /// Coefficient of variation of the windows' rates.
+    pub cv: f64,
+}
+
+impl Stability {
+    /// None with fewer than two windows.
+    pub fn of(windows: &[Window]) -> Option<Stability> {
+        if windows.len() < 2 {
+            return None;
+        }
+        let r: Vec<f64> = windows.iter().map(|w| w.gflops).collect();
+        let n = r.len() as f64;
+        let mean = r.iter().sum::<f64>() / n;
+        let best = r.iter().copied().fold(f64::MIN, f64::max);
+        let worst = r.iter().copied().fold(f64::MAX, f64::min);
+        let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let xm = (n - 1.0) / 2.0;
+        let sxx: f64 = (0..r.len()).map(|i| (i as f64 - xm).powi(2)).sum();
+        let sxy: f64 = r
+            .iter()
+            .enumerate()
+            .map(|(i, y)| (i as f64 - xm) * (y - mean))
+            .sum();
+        let mut sorted = r.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mid = sorted.len() / 2;
+        let median = if sorted.len().is_multiple_of(2) {
+            (sorted[mid - 1] + sorted[mid]) / 2.0
+        } else {
+            sorted[mid]
+        };
+        let pos = |x: f64| if mean > 0.0 { x / mean } else { 0.0 };
+        Some(Stability {
+            steady_gflops: median,
+            best_gflops: best,
+            worst_gflops: worst,
+            worst_to_best: if best > 0.0 { worst / best } else { 0.0 },
+            first_gflops: r[0],
+            last_gflops: r[r.len() - 1],
+            last_to_first: if r[0] > 0.0 {
+                r[r.len() - 1] / r[0]
+            } else {
+                0.0
+            },
+            trend_per_window: pos(sxy / sxx),
+            cv: pos(var.sqrt()),
+        })
+    }
+}
+
+/// The VRAM test: address-derived patterns in windows, shuffled read order, one window kept
+/// for retention.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VramRecord {
+    pub bytes_tested: u64,
+    /// Share of the device's memory tested, where the memory size is known.
+    pub share_of_memory: Option<f64>,
+    /// How the size was chosen, in words.
+    pub basis: String,
+    pub window_bytes: u64,
+    pub windows: usize,
+    pub passes: u32,
+    /// Words that read back other than written, over every pass and window.
+    pub errors: u64,
+    /// Byte addresses (offsets into the tested range) of the lowest and highest bad word.
+    pub first_bad: Option<u64>,
+    pub last_bad: Option<u64>,
+    /// Flipped bits by bit position (0 = least significant) over every bad word.
+    pub bit_flips: Vec<u64>,
+    /// Errors in the window written once and re-read every pass.
+    pub retention_errors: u64,
+    pub seconds: f64,
+    /// Bytes written and read per second over the whole test.
+    pub gbps: f64,
+}
+
+impl VramRecord {
+    /// "14.4 GiB (90% of device memory)"-style size text.
+    pub fn describe(&self) -> String {
+        let size = if self.bytes_tested >= 1 << 30 {
+            format!("{:.1} GiB", self.bytes_tested as f64 / (1u64 << 30) as f64)
+        } else {
+            format!("{} MiB", self.bytes_tested >> 20)
+        };
+        match self.share_of_memory {
+            Some(s) => format!("{size} ({:.0}% of device memory)", s * 100.0),
+            None => size,
+        }
+    }
+}
+
+/// What the buyer pays for: the GPU's datasheet FP32 rate and the calibrated expectation of
+/// a matmul on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expectation {
+    pub gpu: String,
+    pub datasheet_gflops: f64,
+    pub expected_gflops: f64,
+    /// Where the expectation's factor comes from.
+    pub basis: String,
+}
+
+/// One GPU's acceptance test, as the results file and `--format json` carry it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BurnRecord {
+    /// `quick`, `standard` or `custom` (a --duration).
+    pub mode: String,
+    pub planned_s: f64,
+    pub elapsed_s: f64,
+    /// False when the run was interrupted: the verdict is for what ran.
+    pub complete: bool,
+    pub thresholds: Thresholds,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stability: Option<Stability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vram: Option<VramRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<Expectation>,
+    /// What stopped the test, where something did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A fault injected for testing the tool, where one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injected: Option<String>,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    /// What the test covered, in one line ("FP32 matmul 10 min, VRAM 90% x 3 passes").
+    pub covered: String,
+}
+
+impl BurnRecord {
+    /// Judges the record by its thresholds: sets `stability`, `verdict` and `reasons`.
+    pub fn judge(&mut self) {
+        self.stability = self.load.as_ref().and_then(|l| Stability::of(&l.windows));
+        let (v, reasons) = judge(self);
+        self.verdict = v;
+        self.reasons = reasons;
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// The verdict and its reasons, worst first.
+fn judge(r: &BurnRecord) -> (Verdict, Vec<String>) {
+    let mut found: Vec<(Verdict, String)> = Vec::new();
+    let t = &r.thresholds;
+    if let Some(e) = &r.error {
+        found.push((Verdict::Error, e.clone()));
+    }
+    if let Some(l) = &r.load {
+        load_reasons(l, &mut found);
+    }
+    if let Some(v) = &r.vram {
+        vram_reasons(v, &mut found);
+    }
+    if let Some(s) = &r.stability {
+        stability_reasons(s, t, &mut found);
+    } else if r.error.is_none() {
+        found.push((
+            Verdict::Error,
+            "fewer than two windows measured: no stability judgement".into(),
+        ));
+    }
+    if let (Some(s), Some(e)) = (&r.stability, &r.expectation) {
+        let share = s.steady_gflops / e.expected_gflops;
+        let line = format!(
+            "steady {:.0} GFLOPS is {} of the {:.0} GFLOPS expected of {} ({} of its {:.0} GFLOPS datasheet FP32)",
+            s.steady_gflops,
+            pct(share),
+            e.expected_gflops,
+            e.gpu,
+            pct(s.steady_gflops / e.datasheet_gflops),
+            e.datasheet_gflops
+        );
+        if share < t.expectation_fail {
+            found.push((
+                Verdict::Fail,
+                format!("{line}: below {}", pct(t.expectation_fail)),
+            ));
+        } else if share < t.expectation_warn {
+            found.push((
+                Verdict::Warn,
+                format!("{line}: below {}", pct(t.expectation_warn)),
+            ));
+        }
+    }
+    if !r.complete {
+        found.push((
+            Verdict::Pass,
+            "interrupted: the verdict covers only what ran".into(),
+        ));
+    }
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let verdict = found.iter().map(|(v, _)| *v).max().unwrap_or(Verdict::Pass);
+    (verdict, found.into_iter().map(|(_, s)| s).collect())
+}
+
+fn load_reasons(l: &LoadRecord, found: &mut Vec<(Verdict, String)>) {
+    let bad: Vec<usize> = l
+        .windows
+        .iter()
+        .filter(|w| w.miscompares + w.non_finite + w.host_mismatches > 0)
+        .map(|w| w.index + 1)
+        .collect();
+    if bad.is_empty() {
+        return;
+    }
+    let first = bad[0];
+    let last = bad[bad.len() - 1];
+    let windows = if first == last {
+        format!("window {first}")
+    } else {
+        format!("windows {first}..{last}")
+    };
+    found.push((
+        Verdict::Fail,
+        format!(
+            "{} miscompares and {} non-finite elements in the FP32 matmul over {} iterations ({windows}); {} more on the host's read-back",
+            l.miscompares(),
+            l.non_finite(),
+            l.iterations(),
+            l.host_mismatches()
+        ),
+    ));
+}
+
+fn vram_reasons(v: &VramRecord, found: &mut Vec<(Verdict, String)>) {
+    if v.errors == 0 {
+        return;
+    }
+    let bits: Vec<String> = v
+        .bit_flips
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(b, n)| format!("bit {b} x{n}"))
+        .collect();
+    let range = match (v.first_bad, v.last_bad) {
+        (Some(a), Some(b)) => format!(" at byte offsets {a:#x}..{b:#x}"),
+        _ => String::new(),
+    };
+    found.push((
+        Verdict::Fail,
+        format!(
+            "{} VRAM errors{range} ({} in the retention window); flipped: {}",
+            v.errors,
+            v.retention_errors,
+            bits.join(", ")
+        ),
+    ));
+}
+
+fn stability_reasons(s: &Stability, t: &Thresholds, found: &mut Vec<(Verdict, String)>) {
+    if s.last_to_first < 1.0 - t.first_to_last_drop {
+        found.push((
+            Verdict::Warn,
+            format!(
+                "sustained throughput drop of {} from the first to the last window ({:.1} -> {:.1} GFLOPS; without vendor counters a power cap and a fault look alike)",
+                pct(1.0 - s.last_to_first),
+                s.first_gflops,
+                s.last_gflops
+            ),
+        ));
+    }
+    if s.worst_to_best < t.worst_to_best {
+        found.push((
+            Verdict::Warn,
+            format!(
+                "worst window at {} of the best ({:.1} of {:.1} GFLOPS; the rule is {})",
+                pct(s.worst_to_best),
+                s.worst_gflops,
+                s.best_gflops,
+                pct(t.worst_to_best)
+            ),
+        ));
+    }
+    if s.cv > t.cv {
+        found.push((
+            Verdict::Warn,
+            format!(
+                "windows vary by {} (coefficient of variation; the rule is {})",
+                pct(s.cv),
+                pct(t.cv)
+            ),
+        ));
+    }
+}
+
+/// On a node with several GPUs: a warning for each GPU more than `sibling_gap` behind the
+/// best sibling's steady rate, naming it (its PCI bus id where known).
+pub fn sibling_reasons(runs: &mut [(String, BurnRecord)]) {
+    let best = runs
+        .iter()
+        .filter_map(|(_, r)| r.stability.as_ref().map(|s| s.steady_gflops))
+        .fold(0.0f64, f64::max);
+    if best <= 0.0 || runs.len() < 2 {
+        return;
+    }
+    for (name, r) in runs.iter_mut() {
+        let Some(s) = &r.stability else { continue };
+        let share = s.steady_gflops / best;
+        if share < 1.0 - r.thresholds.sibling_gap {
+            r.reasons.push(format!(
+                "{name} is {} behind its best sibling ({:.0} of {:.0} GFLOPS)",
+                pct(1.0 - share),
+                s.steady_gflops,
+                best
+            ));
+            r.verdict = r.verdict.max(Verdict::Warn);
+        }
+    }
+}
