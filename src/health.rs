@@ -76,16 +76,17 @@ impl Thresholds {
         }
     }
 
-    /// A software adapter shares the CPU with the host: its windows are noisier (this VM's
-    /// samples spread 10-25% run to run). A quiet run must pass and a drop of a third must
-    /// not.
+    /// A software adapter shares the CPU with the host, and a VM's CPU with its neighbours:
+    /// three quiet `--quick` runs on lavapipe on a 2-vCPU VM gave worst/best windows of 73%,
+    /// 87% and 92% and CVs of 13%, 5% and 3%. So 70% worst/best, a 25% first-to-last drop and
+    /// 15% CV: a quiet run passes, and a drop of a third (last/first 67%) still warns.
     pub fn software() -> Thresholds {
         Thresholds {
-            worst_to_best: 0.80,
-            first_to_last_drop: 0.20,
-            cv: 0.10,
-            basis: "software adapter (the CPU): windows vary with the host's load, so 80% \
-                    worst/best, a 20% first-to-last drop and 10% CV"
+            worst_to_best: 0.70,
+            first_to_last_drop: 0.25,
+            cv: 0.15,
+            basis: "software adapter (the CPU): windows vary with the host's load, so 70% \
+                    worst/best, a 25% first-to-last drop and 15% CV (a drop of a third still warns)"
                 .into(),
             ..Thresholds::hardware()
         }
@@ -473,5 +474,182 @@ pub fn sibling_reasons(runs: &mut [(String, BurnRecord)]) {
             ));
             r.verdict = r.verdict.max(Verdict::Warn);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(i: usize, gflops: f64) -> Window {
+        Window {
+            index: i,
+            start_s: i as f64,
+            seconds: 1.0,
+            iterations: 10,
+            gflops,
+            miscompares: 0,
+            non_finite: 0,
+            host_mismatches: 0,
+            after_idle: false,
+        }
+    }
+
+    fn record(rates: &[f64], t: Thresholds) -> BurnRecord {
+        BurnRecord {
+            mode: "quick".into(),
+            planned_s: 60.0,
+            elapsed_s: 60.0,
+            complete: true,
+            thresholds: t,
+            load: Some(LoadRecord {
+                kernel: "k".into(),
+                size: 512,
+                inputs: "ints".into(),
+                warmup_s: 10.0,
+                idle_gap_s: 5.0,
+                windows: rates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| window(i, *r))
+                    .collect(),
+            }),
+            stability: None,
+            vram: Some(VramRecord {
+                bit_flips: vec![0; 32],
+                ..Default::default()
+            }),
+            expectation: None,
+            error: None,
+            injected: None,
+            verdict: Verdict::Error,
+            reasons: vec![],
+            covered: "c".into(),
+        }
+    }
+
+    fn judged(mut r: BurnRecord) -> BurnRecord {
+        r.judge();
+        r
+    }
+
+    #[test]
+    fn steady_windows_pass_and_a_drop_of_a_third_warns_naming_the_drop() {
+        let r = judged(record(
+            &[100.0, 99.0, 100.5, 99.5, 100.0],
+            Thresholds::hardware(),
+        ));
+        assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+        let r = judged(record(
+            &[100.0, 100.0, 67.0, 67.0, 66.0],
+            Thresholds::software(),
+        ));
+        assert_eq!(r.verdict, Verdict::Warn);
+        assert!(
+            r.reasons[0].contains("drop of 34% from the first to the last window"),
+            "{:?}",
+            r.reasons
+        );
+        assert!(!r.reasons.iter().any(|x| x.contains("throttl")));
+        // 4% worst/best spread: fine on a software adapter, not on a GPU (3DMark's 97%).
+        let rates = [100.0, 96.0, 99.0, 98.0, 100.0];
+        assert_eq!(
+            judged(record(&rates, Thresholds::software())).verdict,
+            Verdict::Pass
+        );
+        assert_eq!(
+            judged(record(&rates, Thresholds::hardware())).verdict,
+            Verdict::Warn
+        );
+    }
+
+    #[test]
+    fn miscompares_vram_errors_and_errors_outrank_warnings() {
+        let mut r = record(&[100.0, 50.0, 100.0], Thresholds::hardware());
+        r.load.as_mut().unwrap().windows[1].miscompares = 1;
+        let r = judged(r);
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert!(
+            r.reasons[0].contains("1 miscompares") && r.reasons[0].contains("window 2"),
+            "{:?}",
+            r.reasons
+        );
+        let mut r = record(&[100.0, 100.0], Thresholds::hardware());
+        let v = r.vram.as_mut().unwrap();
+        v.errors = 2;
+        v.first_bad = Some(0x40);
+        v.last_bad = Some(0x1000);
+        v.bit_flips[7] = 2;
+        let r = judged(r);
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert!(r.reasons[0].contains("0x40..0x1000") && r.reasons[0].contains("bit 7 x2"));
+        let mut r = record(&[100.0, 100.0], Thresholds::hardware());
+        r.error = Some("allocation failed".into());
+        assert_eq!(judged(r).verdict, Verdict::Error);
+        // No windows at all is never a pass.
+        let r = judged(record(&[], Thresholds::hardware()));
+        assert_eq!(r.verdict, Verdict::Error);
+    }
+
+    #[test]
+    fn the_expectation_warns_below_90_and_fails_below_75_percent() {
+        let with = |rate: f64| {
+            let mut r = record(&[rate, rate, rate], Thresholds::hardware());
+            r.expectation = Some(Expectation {
+                gpu: "X".into(),
+                datasheet_gflops: 200.0,
+                expected_gflops: 100.0,
+                basis: "b".into(),
+            });
+            judged(r)
+        };
+        assert_eq!(with(95.0).verdict, Verdict::Pass);
+        assert_eq!(with(85.0).verdict, Verdict::Warn);
+        let f = with(70.0);
+        assert_eq!(f.verdict, Verdict::Fail);
+        assert!(
+            f.reasons[0].contains("70% of the 100 GFLOPS expected of X"),
+            "{:?}",
+            f.reasons
+        );
+    }
+
+    #[test]
+    fn exit_codes_are_distinct_and_pass_is_zero() {
+        let codes: Vec<u8> = [Verdict::Pass, Verdict::Warn, Verdict::Fail, Verdict::Error]
+            .map(Verdict::exit_code)
+            .to_vec();
+        assert_eq!(codes, vec![0, 3, 4, 5]);
+        assert!(Verdict::Error > Verdict::Fail && Verdict::Fail > Verdict::Warn);
+    }
+
+    #[test]
+    fn a_sibling_more_than_10_percent_behind_warns_by_name() {
+        let a = judged(record(&[100.0, 100.0, 100.0], Thresholds::hardware()));
+        let b = judged(record(&[85.0, 85.0, 85.0], Thresholds::hardware()));
+        let mut runs = vec![
+            ("gpu0 (0000:01:00.0)".to_string(), a),
+            ("gpu1 (0000:02:00.0)".to_string(), b),
+        ];
+        sibling_reasons(&mut runs);
+        assert_eq!(runs[0].1.verdict, Verdict::Pass);
+        assert_eq!(runs[1].1.verdict, Verdict::Warn);
+        assert!(
+            runs[1]
+                .1
+                .reasons
+                .iter()
+                .any(|r| r.contains("gpu1 (0000:02:00.0) is 15% behind"))
+        );
+    }
+
+    #[test]
+    fn stability_measures_trend_and_spread() {
+        let s = Stability::of(&[window(0, 100.0), window(1, 90.0), window(2, 80.0)]).unwrap();
+        assert!((s.trend_per_window + 0.1111).abs() < 1e-3, "{s:?}");
+        assert!((s.worst_to_best - 0.8).abs() < 1e-12);
+        assert!((s.last_to_first - 0.8).abs() < 1e-12);
+        assert_eq!(s.steady_gflops, 90.0);
+        assert!(Stability::of(&[window(0, 1.0)]).is_none());
     }
 }

@@ -429,9 +429,10 @@ fn the_data_model_imports_nothing_above_it() {
         "stats",
         "interrupt",
         "clock",
+        "health",
     ]
     .into();
-    for m in ["results", "figure", "model", "files"] {
+    for m in ["results", "figure", "model", "files", "health"] {
         let above: Vec<&String> = files[m]
             .iter()
             .filter(|d| !allowed.contains(d.as_str()))

@@ -513,3 +513,59 @@ pub fn check_options(opts: &BurnOptions) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_inputs_give_the_reference_a_float_product_reaches_in_any_order() {
+        let n = 37;
+        let (a, b, want) = exact_inputs(n, &mut Rng::new(3));
+        assert!(
+            a.iter()
+                .chain(&b)
+                .all(|x| [-2.0, -1.0, 1.0, 2.0].contains(x))
+        );
+        for i in [0, 5, 36] {
+            for j in [0, 17, 36] {
+                // Forwards and backwards in f32: the same bits (every partial sum exact).
+                let fwd = (0..n).fold(0.0f32, |s, k| a[i * n + k].mul_add(b[k * n + j], s));
+                let bwd = (0..n)
+                    .rev()
+                    .fold(0.0f32, |s, k| s + a[i * n + k] * b[k * n + j]);
+                assert_eq!(fwd.to_bits(), want[i * n + j]);
+                assert_eq!(canonical(bwd.to_bits()), want[i * n + j]);
+            }
+        }
+    }
+
+    #[test]
+    fn schedules_follow_the_modes() {
+        let q = Schedule::new(true, None);
+        assert_eq!(
+            (q.mode, q.warmup_s, q.window_s, q.windows, q.gap_s),
+            ("quick", 10.0, 8.0, 5, 5.0)
+        );
+        assert!(q.warmup_s + q.window_s * q.windows as f64 + q.gap_s <= 60.0);
+        let s = Schedule::new(false, None);
+        assert_eq!(
+            (s.mode, s.warmup_s, s.window_s, s.gap_s, s.vram_passes),
+            ("standard", 30.0, 20.0, 15.0, 3)
+        );
+        assert!(s.warmup_s + s.window_s * s.windows as f64 + s.gap_s <= 600.0);
+        let long = Schedule::new(false, Some(3600.0));
+        assert!(long.windows > 100 && long.window_s == 20.0);
+        let short = Schedule::new(false, Some(12.0));
+        assert_eq!(short.mode, "custom");
+        assert!((short.window_s - 1.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn faults_parse_and_unknown_ones_say_what_is_expected() {
+        assert_eq!("miscompare@7".parse(), Ok(BurnFault::Miscompare(7)));
+        assert_eq!("VRAM-FLIP".parse(), Ok(BurnFault::VramFlip));
+        let e = "melt".parse::<BurnFault>().unwrap_err();
+        assert!(e.contains("miscompare[@N], vram-flip or slowdown"), "{e}");
+    }
+}
