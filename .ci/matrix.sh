@@ -83,6 +83,20 @@ khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDA
 EOF
 run lavapipe-22.3 "Mesa 22" no VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation \
   VK_LAYER_SETTINGS_PATH="$layer" -- --backend vulkan --adapter llvmpipe
+# The acceptance test's own kernels (exact check, fault switch, VRAM windows) under the same
+# layer: a short burn; its verdict may be anything but ERROR (a short window on a shared CPU
+# can WARN), the layer must stay silent.
+s=0
+VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH="$layer" \
+  "$bin" burn --backend vulkan --adapter llvmpipe --allow-software --duration 6 --size 128 \
+  --vram-mib 16 --inject-fault miscompare@1 --quiet > "$out/burn-lavapipe-22.3.txt" 2>&1 || s=$?
+if [ "$s" != 4 ]; then
+  echo "lavapipe-22.3: FAILED: burn with an injected miscompare exited $s, expected 4 (FAIL)"
+  tail -5 "$out/burn-lavapipe-22.3.txt" | sed 's/^/  burn: /'
+  failed+=(burn-lavapipe-22.3)
+else
+  echo "  burn under the validation layer: FAIL as injected (exit 4)"
+fi
 if [ ! -e "$layer/validation.log" ]; then
   echo "lavapipe-22.3: FAILED: the validation layer did not load (no log at $layer/validation.log; package vulkan-validationlayers)"
   failed+=(validation-layer)

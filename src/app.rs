@@ -531,13 +531,14 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let c = load_catalog(&a.settings.source)?;
     let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
     let scenario = scenarios.get(&a.scenario).context("--scenario")?;
-    let results = load_results(&a.results)?;
+    let (results, burns) =
+        crate::fleet::burn_gate(load_results(&a.results)?, a.settings.use_failed);
     let opts = rank_options(&a.settings)?;
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
     let fleet = crate::fleet::analyse(&results, Some(&c));
-    print_rank(&r, &fleet, a.output.format())?;
+    print_rank(&r, &fleet, &burns, a.output.format())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -549,11 +550,23 @@ struct RankJson<'a> {
     report: &'a rank::RankReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     fleet: Option<&'a crate::fleet::Fleet>,
+    /// The burns among the results files, and the files left out for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    burn: Option<&'a crate::fleet::BurnGate>,
 }
 
-fn print_rank(r: &rank::RankReport, fleet: &crate::fleet::Fleet, f: Format) -> Result<()> {
-    let notes = fleet.lines();
-    let notable = fleet.is_notable();
+fn print_rank(
+    r: &rank::RankReport,
+    fleet: &crate::fleet::Fleet,
+    burns: &crate::fleet::BurnGate,
+    f: Format,
+) -> Result<()> {
+    let mut notes = fleet.lines();
+    if !fleet.is_notable() {
+        notes.clear();
+    }
+    notes.extend(burns.lines());
+    let notable = !notes.is_empty();
     match f {
         Format::Table => {
             println!("{}", term_text(&report::rank::table(r, true)));
@@ -563,9 +576,14 @@ fn print_rank(r: &rank::RankReport, fleet: &crate::fleet::Fleet, f: Format) -> R
         }
         Format::Json => {
             let fleet = (!fleet.groups.is_empty()).then_some(fleet);
+            let burn = (!burns.is_empty()).then_some(burns);
             println!(
                 "{}",
-                serde_json::to_string_pretty(&RankJson { report: r, fleet })?
+                serde_json::to_string_pretty(&RankJson {
+                    report: r,
+                    fleet,
+                    burn
+                })?
             );
         }
         // CSV is one table: the fleet notes go to stderr.
@@ -600,7 +618,18 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
             .map(|id| scenarios.get(id).context("--scenario"))
             .collect::<Result<_>>()?
     };
-    let results = load_results(&a.results)?;
+    let all = load_results(&a.results)?;
+    // Burn-only files are shown (their verdicts) but rank nothing; a failed GPU's bench
+    // files are left out of the rankings unless --use-failed.
+    let burn_files: Vec<(String, ResultsFile)> = all
+        .iter()
+        .filter(|(_, r)| r.burn.is_some() && r.probes.is_empty())
+        .cloned()
+        .collect();
+    let (results, burns) = crate::fleet::burn_gate(all, a.settings.use_failed);
+    for line in &burns.excluded {
+        eprintln!("{}", term_text(&format!("burn EXCLUDED: {line}")));
+    }
     let opts = rank_options(&a.settings)?;
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
@@ -608,7 +637,8 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| rank::rank(&c, &findings, s, &results, &opts))
         .collect::<Result<Vec<_>>>()?;
-    let (html, md) = report::render(&results, &ranks, &c);
+    let shown: Vec<(String, ResultsFile)> = results.iter().cloned().chain(burn_files).collect();
+    let (html, md) = report::render(&shown, &ranks, &c);
     report::write(&a.out, &html, &md)?;
     println!(
         "{}",

@@ -336,6 +336,10 @@ pub struct RankSettings {
     /// left out and listed); without it such files are refused.
     #[arg(long)]
     pub skip_bad_rows: bool,
+    /// Rank the figures of GPUs whose `gpuvalue burn` (a results file among --results)
+    /// ended FAIL or ERROR; by default they are left out, and said.
+    #[arg(long)]
+    pub use_failed: bool,
 }
 
 #[derive(Args, Debug)]

@@ -223,6 +223,19 @@ pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBu
                 name.is_some_and(|n| n.ends_with(".json") && !n.starts_with('.')) && f.is_file()
             })
             .collect();
+        // Other JSON beside the results (`devices.json` of scripts/device-bench.sh, a
+        // summary) is not a results file: left out, and said; a file named on the command
+        // line is still read strictly.
+        found.retain(|f| {
+            let results = looks_like_results(f);
+            if !results {
+                eprintln!(
+                    "note: {}: not a gpuvalue results file (no top-level schema_version), left out",
+                    f.display()
+                );
+            }
+            results
+        });
         if found.is_empty() {
             bail!(
                 "{}: a directory with no results files (*.json) in it",
@@ -233,6 +246,19 @@ pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBu
         out.extend(found);
     }
     Ok(out)
+}
+
+/// True when `path` holds a JSON object with a `schema_version` field, or cannot be read as
+/// JSON at all (then the strict loader says what is wrong with it).
+fn looks_like_results(path: &std::path::Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(o)) => o.contains_key("schema_version"),
+        Ok(_) => false,
+        Err(_) => true,
+    }
 }
 
 /// The current time as RFC 3339 UTC, to the second.

@@ -384,6 +384,124 @@ fn finding(
     }
 }
 
+/// One GPU's acceptance-test verdict found among the results files.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BurnVerdict {
+    pub file: String,
+    pub host: String,
+    pub adapter: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    pub verdict: crate::health::Verdict,
+    pub complete: bool,
+    pub reasons: Vec<String>,
+    pub covered: String,
+}
+
+/// The burns among the results files, and the bench files left out because their GPU's
+/// burn failed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BurnGate {
+    pub verdicts: Vec<BurnVerdict>,
+    /// One message per bench file left out of the ranking.
+    pub excluded: Vec<String>,
+}
+
+impl BurnGate {
+    pub fn is_empty(&self) -> bool {
+        self.verdicts.is_empty() && self.excluded.is_empty()
+    }
+
+    /// One line per verdict and per file left out, for the terminal and Markdown.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .verdicts
+            .iter()
+            .map(|b| {
+                let bus = b
+                    .pci_bus_id
+                    .as_deref()
+                    .map(|x| format!(" at {x}"))
+                    .unwrap_or_default();
+                let why = if b.reasons.is_empty() {
+                    b.covered.clone()
+                } else {
+                    b.reasons.join("; ")
+                };
+                format!(
+                    "burn {}{}: {}{bus} on {} ({}): {why}",
+                    b.verdict.name(),
+                    if b.complete { "" } else { " (incomplete)" },
+                    b.adapter,
+                    b.host,
+                    b.file
+                )
+            })
+            .collect();
+        v.extend(self.excluded.iter().map(|e| format!("burn EXCLUDED: {e}")));
+        v
+    }
+}
+
+/// True when two files are of the same GPU: the same host, and the same PCI bus id where
+/// both have one (a GPU burned through OpenCL and benched through Vulkan has two names),
+/// else the same adapter name.
+fn same_gpu(a: &ResultsFile, b: &ResultsFile) -> bool {
+    a.host.hostname == b.host.hostname
+        && match (&a.adapter.pci_bus_id, &b.adapter.pci_bus_id) {
+            (Some(x), Some(y)) => x == y,
+            _ => a.adapter.name == b.adapter.name,
+        }
+}
+
+/// Splits the burns off the measurements: a file that records only a burn carries no
+/// figure and leaves the ranking's inputs; a bench file of a GPU whose burn ended FAIL or
+/// ERROR is left out too, and said, unless `use_failed`.
+pub fn burn_gate(
+    results: Vec<(String, ResultsFile)>,
+    use_failed: bool,
+) -> (Vec<(String, ResultsFile)>, BurnGate) {
+    use crate::health::Verdict;
+    let mut gate = BurnGate::default();
+    let burns: Vec<(String, ResultsFile)> = results
+        .iter()
+        .filter(|(_, r)| r.burn.is_some())
+        .cloned()
+        .collect();
+    for (file, r) in &burns {
+        let Some(b) = &r.burn else { continue };
+        gate.verdicts.push(BurnVerdict {
+            file: file.clone(),
+            host: r.host.hostname.clone(),
+            adapter: r.adapter.name.clone(),
+            pci_bus_id: r.adapter.pci_bus_id.clone(),
+            verdict: b.verdict,
+            complete: b.complete,
+            reasons: b.reasons.clone(),
+            covered: b.covered.clone(),
+        });
+    }
+    let mut kept = Vec::new();
+    for (file, r) in results {
+        if r.probes.is_empty() && r.burn.is_some() {
+            continue;
+        }
+        let failed = burns.iter().find(|(_, b)| {
+            b.burn.as_ref().is_some_and(|x| x.verdict >= Verdict::Fail) && same_gpu(b, &r)
+        });
+        match failed {
+            Some((bf, b)) if !use_failed => gate.excluded.push(format!(
+                "{file}: {} on {} is not ranked: its burn ended {} ({bf}); --use-failed ranks it anyway",
+                r.adapter.name,
+                r.host.hostname,
+                b.burn.as_ref().map_or("?", |x| x.verdict.name())
+            )),
+            _ => kept.push((file, r)),
+        }
+    }
+    (kept, gate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,5 +700,56 @@ mod tests {
             "{}",
             f.findings[0].message
         );
+    }
+
+    fn burned(bus: &str, verdict: crate::health::Verdict) -> ResultsFile {
+        let mut r = file(None, "NVIDIA H100 80GB HBM3", bus, 0.0, 0.0);
+        r.probes.clear();
+        let mut b: crate::health::BurnRecord = serde_json::from_value(serde_json::json!({
+            "mode": "quick", "planned_s": 60.0, "elapsed_s": 60.0, "complete": true,
+            "thresholds": crate::health::Thresholds::hardware(),
+            "verdict": "PASS", "reasons": [], "covered": "FP32 matmul"
+        }))
+        .unwrap();
+        b.verdict = verdict;
+        b.reasons = vec!["1 miscompares".into()];
+        r.burn = Some(b);
+        r
+    }
+
+    #[test]
+    fn a_failed_burn_keeps_its_gpus_figures_out_of_the_ranking_unless_asked() {
+        use crate::health::Verdict;
+        let mut all = node();
+        all.push((
+            "burn/gpu3.json".into(),
+            burned("0000:13:00.0", Verdict::Fail),
+        ));
+        all.push((
+            "burn/gpu4.json".into(),
+            burned("0000:14:00.0", Verdict::Pass),
+        ));
+        let n = all.len();
+        let (kept, gate) = burn_gate(all.clone(), false);
+        // Both burn-only files leave the inputs, and the bench file of GPU 3 with them.
+        assert_eq!(kept.len(), n - 3);
+        assert!(kept.iter().all(|(f, _)| f != "runs/gpu3.json"));
+        assert_eq!(gate.verdicts.len(), 2);
+        assert_eq!(gate.excluded.len(), 1);
+        assert!(gate.excluded[0].contains("runs/gpu3.json") && gate.excluded[0].contains("FAIL"));
+        let lines = gate.lines();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("burn FAIL: NVIDIA H100 80GB HBM3 at 0000:13:00.0"))
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("burn EXCLUDED: runs/gpu3.json"))
+        );
+        let (kept, gate) = burn_gate(all, true);
+        assert_eq!(kept.len(), n - 2);
+        assert!(gate.excluded.is_empty());
     }
 }

@@ -153,7 +153,7 @@ fn bench_writes_a_results_file_that_show_reads_back() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], gpuvalue::results::SCHEMA_VERSION);
     assert!(
         v["probes"]
             .as_array()
@@ -800,4 +800,27 @@ fn bench_refuses_an_instance_the_catalog_does_not_list() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn a_results_directory_may_hold_other_json_such_as_device_bench_devices_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "tests/fixtures/results-lavapipe.json",
+        dir.path().join("lavapipe.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("devices.json"), "[{\"index\": 0}]").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = gpuvalue(&["rank", "--results", d, "--top", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("devices.json: not a gpuvalue results file"),
+        "{}",
+        stderr(&o)
+    );
+    // Named on its own, the same file is still refused, saying what it is missing.
+    let f = dir.path().join("devices.json");
+    let o = gpuvalue(&["show", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -107,6 +107,9 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
         esc(&r.tool.git_commit),
         esc(name)
     );
+    if let Some(b) = &r.burn {
+        burn_html(s, b);
+    }
     if let Some(b) = &r.browser {
         let _ = write!(
             s,
@@ -120,6 +123,10 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
     }
     for c in r.caveats() {
         let _ = write!(s, "<p class=\"warn\">{}</p>", esc(&c));
+    }
+    if r.probes.is_empty() && r.burn.is_some() {
+        s.push_str("</section>");
+        return;
     }
     s.push_str(&probes_table(r));
     let _ = write!(
@@ -312,4 +319,47 @@ pub fn render_at(
         esc(&rates)
     );
     h
+}
+
+/// A GPU's acceptance test: the verdict, what it covered, the reasons, the windows' rates.
+fn burn_html(s: &mut String, b: &crate::health::BurnRecord) {
+    let class = match b.verdict {
+        crate::health::Verdict::Pass => "",
+        _ => " class=\"warn\"",
+    };
+    let _ = write!(
+        s,
+        "<p><strong{class}>Burn: {}</strong>{}: {}</p>",
+        b.verdict.name(),
+        if b.complete {
+            ""
+        } else {
+            " (incomplete: interrupted)"
+        },
+        esc(&b.covered)
+    );
+    if !b.reasons.is_empty() {
+        s.push_str("<ul>");
+        for r in &b.reasons {
+            let _ = write!(s, "<li>{}</li>", esc(r));
+        }
+        s.push_str("</ul>");
+    }
+    if let Some(l) = &b.load {
+        s.push_str(
+            "<table><tr><th>window</th><th>GFLOPS</th><th>miscompares</th><th>non-finite</th></tr>",
+        );
+        for w in &l.windows {
+            let _ = write!(
+                s,
+                "<tr><td>{}{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+                w.index + 1,
+                if w.after_idle { " (after idle)" } else { "" },
+                w.gflops,
+                w.miscompares + w.host_mismatches,
+                w.non_finite
+            );
+        }
+        s.push_str("</table>");
+    }
 }

@@ -72,6 +72,12 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
     for c in r.caveats() {
         let _ = write!(m, "\n> **{}**\n", md(&c));
     }
+    if let Some(b) = &r.burn {
+        burn(m, b);
+    }
+    if r.probes.is_empty() {
+        return;
+    }
     m.push_str("\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n");
     for p in &r.probes {
         let [med, min, max, n, val] = super::probe_cells(p);
@@ -81,6 +87,48 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
             md(&p.name),
             p.status,
             md(&p.unit)
+        );
+    }
+}
+
+/// A GPU's acceptance test: the verdict, what it covered, the reasons and the windows.
+fn burn(m: &mut String, b: &crate::health::BurnRecord) {
+    let _ = write!(
+        m,
+        "\n**Burn: {}**{}: {}\n",
+        b.verdict.name(),
+        if b.complete {
+            ""
+        } else {
+            " (incomplete: interrupted)"
+        },
+        md(&b.covered)
+    );
+    for r in &b.reasons {
+        let _ = write!(m, "\n- {}", md(r));
+    }
+    if !b.reasons.is_empty() {
+        m.push('\n');
+    }
+    let Some(l) = &b.load else { return };
+    m.push_str("\n| window | start s | seconds | products | GFLOPS | miscompares | non-finite | host check |\n|---|---|---|---|---|---|---|---|\n");
+    for w in &l.windows {
+        let _ = writeln!(
+            m,
+            "| {}{} | {:.1} | {:.1} | {} | {:.1} | {} | {} | {} |",
+            w.index + 1,
+            if w.after_idle { " (after idle)" } else { "" },
+            w.start_s,
+            w.seconds,
+            w.iterations,
+            w.gflops,
+            w.miscompares,
+            w.non_finite,
+            if w.host_mismatches == 0 {
+                "exact".to_string()
+            } else {
+                format!("{} differ", w.host_mismatches)
+            }
         );
     }
 }

@@ -37,6 +37,7 @@ accs = sorted(next(iter(r.accelerators)) for r in task.resources)
 assert accs == ["A100", "H100", "L4"], accs
 assert "GPUVALUE_INSTANCE" in task.envs, task.envs
 assert "bench --adapter all" in task.run, task.run
+assert task.envs.get("GPUVALUE_MODE") == "bench" and "burn --adapter all" in task.run, task.envs
 print(f"SkyPilot {sky.__version__}: task {task.name!r} loads; accelerators {accs}")
 
 for path in sorted(glob.glob("deploy/kubernetes/bench-*.yaml")):
@@ -50,6 +51,8 @@ for path in sorted(glob.glob("deploy/kubernetes/bench-*.yaml")):
     assert c["resources"]["limits"] == {resource: 1}, (path, c["resources"])
     env = {e["name"]: e.get("value") for e in c.get("env", [])}
     assert "GPUVALUE_INSTANCE" in env, path
+    # bench by default; burn runs the acceptance test with the same command line.
+    assert env.get("GPUVALUE_MODE") == "bench" and '"$GPUVALUE_MODE"' in c["args"][0], path
     if vendor == "nvidia":
         caps = env["NVIDIA_DRIVER_CAPABILITIES"].split(",")
         assert "graphics" in caps and "compute" in caps, caps

@@ -195,3 +195,33 @@ machines="$("$bin" rank --results "$work/results" --format json \
 [ "$machines" = "2 2" ] || { say "FAIL: rank used '$machines' (machines, group members), expected '2 2'"; exit 1; }
 grep -E "^fleet" "$work/results/summary/rank.txt" | cut -c1-160
 say "PASSED: 2 array tasks + rank job COMPLETED on a one-node Slurm cluster; rank ranked both files ($((SECONDS - start_s)) s)"
+
+# --- burn mode: one task running the acceptance test, a fault injected so the verdict is
+# known (FAIL, exit 4); the summary job must still run (afterany), list the verdict and
+# leave that GPU's bench files out of the ranking.
+export GPUVALUE_MODE=burn
+export GPUVALUE_BURN_ARGS="--allow-software --duration 6 --size 128 --vram-mib 8 --inject-fault miscompare@2"
+submitted="$(deploy/slurm/submit.sh 1 --chdir="$work/run")"
+ids="$(echo "$submitted" | tail -1)"
+burn="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\1/p')"
+rank="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\2/p')"
+[ -n "$burn" ] && [ -n "$rank" ] || { say "FAIL: no job ids in '$ids'"; exit 1; }
+jobs_to_cancel="$burn $rank"
+for _ in $(seq 600); do
+    left="$(squeue -h -j "$burn,$rank" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | wc -l)"
+    [ "$left" = 0 ] && break
+    sleep 0.5
+done
+[ "$left" = 0 ] || { say "FAIL: burn jobs still queued after 300 s"; squeue; exit 1; }
+jobs_to_cancel=""
+states="$(scontrol -o show job "$burn"; scontrol -o show job "$rank")"
+echo "$states" | grep 'JobName=gpuvalue-bench' | grep -q 'ExitCode=4:0' \
+    || { say "FAIL: the burn task did not exit 4 (FAIL): $(echo "$states" | grep -o 'JobState=[A-Z]* .*ExitCode=[0-9:]*' | head -1)"; exit 1; }
+echo "$states" | grep 'JobName=gpuvalue-rank' | grep -q 'JobState=COMPLETED .*ExitCode=0:0' \
+    || { say "FAIL: the summary job did not run after the failed burn task"; exit 1; }
+grep -q "^burn FAIL" "$work/results/summary/rank.txt" \
+    || { say "FAIL: the summary does not list the burn verdict"; exit 1; }
+grep -q "^burn EXCLUDED" "$work/results/summary/rank.txt" \
+    || { say "FAIL: the failed GPU's bench files were ranked"; exit 1; }
+grep -E "^burn" "$work/results/summary/rank.txt" | cut -c1-160
+say "PASSED: burn mode: the task exited 4 (FAIL), the summary listed the verdict and left the GPU's files out ($((SECONDS - start_s)) s)"
