@@ -117,26 +117,10 @@ impl BurnDevice for ClBurn<'_> {
         want: &[u32],
         deadline: Instant,
     ) -> Result<String> {
-        let mut best: Option<(f64, ClConfig, ClLoad<'_>)> = None;
-        let mut last_err = None;
-        for cfg in candidates(self.cl, 4) {
-            if best.is_some() && Instant::now() >= deadline {
-                break;
-            }
-            match self.trial(cfg, n, a, b) {
-                Ok((t, load)) if best.as_ref().is_none_or(|(bt, _, _)| t < *bt) => {
-                    best = Some((t, cfg, load))
-                }
-                Ok(_) => {}
-                Err(e) => last_err = Some(e),
-            }
-        }
-        let Some((_, cfg, mut load)) = best else {
-            bail!(
-                "no OpenCL matmul kernel runs at {n}x{n}: {}",
-                last_err.map_or("no candidate".into(), |e| format!("{e:#}"))
-            );
-        };
+        let cands = candidates(self.cl, 4);
+        let (cfg, mut load) =
+            super::device::fastest(cands, deadline, |cfg| self.trial(*cfg, n, a, b))
+                .map_err(|e| anyhow::anyhow!("no OpenCL matmul kernel runs at {n}x{n}: {e:#}"))?;
         self.cl.write(&mut load._bufs.2, want)?;
         self.load = Some(load);
         Ok(format!("opencl: {}", cfg.label()))

@@ -163,6 +163,33 @@ impl WgpuBurn {
     }
 }
 
+/// The candidate whose trial (seconds per product, and what it set up) is fastest: every
+/// candidate is tried until `deadline`, then the best so far is kept (at least one valid).
+pub fn fastest<C, L>(
+    candidates: Vec<C>,
+    deadline: Instant,
+    mut trial: impl FnMut(&C) -> Result<(f64, L)>,
+) -> Result<(C, L)> {
+    let mut best: Option<(f64, C, L)> = None;
+    let mut last_err = None;
+    for cfg in candidates {
+        if best.is_some() && Instant::now() >= deadline {
+            break;
+        }
+        match trial(&cfg) {
+            Ok((t, set_up)) if best.as_ref().is_none_or(|(bt, _, _)| t < *bt) => {
+                best = Some((t, cfg, set_up))
+            }
+            Ok(_) => {}
+            Err(e) => last_err = Some(e),
+        }
+    }
+    match best {
+        Some((_, cfg, set_up)) => Ok((cfg, set_up)),
+        None => Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no candidate"))),
+    }
+}
+
 /// `src` (`rows x cols`, row-major) zero-padded to `pr x pc`.
 pub fn pad(src: &[f32], rows: usize, cols: usize, pr: usize, pc: usize) -> Vec<f32> {
     if (rows, cols) == (pr, pc) {
@@ -189,26 +216,9 @@ impl BurnDevice for WgpuBurn {
         deadline: Instant,
     ) -> Result<String> {
         let d = Dims { m: n, n, k: n };
-        let mut best: Option<(f64, MatmulConfig, Prepared)> = None;
-        let mut last_err = None;
-        for cfg in matmul::candidates(&self.gpu) {
-            if best.is_some() && Instant::now() >= deadline {
-                break;
-            }
-            match self.trial(&cfg, d, a, b) {
-                Ok((t, prep)) if best.as_ref().is_none_or(|(bt, _, _)| t < *bt) => {
-                    best = Some((t, cfg, prep))
-                }
-                Ok(_) => {}
-                Err(e) => last_err = Some(e),
-            }
-        }
-        let Some((_, cfg, prepared)) = best else {
-            bail!(
-                "no matmul kernel runs at {n}x{n}: {}",
-                last_err.map_or("no candidate".into(), |e| format!("{e:#}"))
-            );
-        };
+        let cands = matmul::candidates(&self.gpu);
+        let (cfg, prepared) = fastest(cands, deadline, |cfg| self.trial(cfg, d, a, b))
+            .map_err(|e| anyhow::anyhow!("no matmul kernel runs at {n}x{n}: {e:#}"))?;
         let gpu = &self.gpu;
         let want_buf = gpu.upload("burn reference", want)?;
         let counts = gpu.upload("burn counts", &[0u32; 4])?;

@@ -47,7 +47,7 @@ pub fn render(a: &AdapterSummary, r: &BurnRecord) -> String {
     out.push('\n');
     if let Some(l) = &r.load {
         out.push_str(&format!(
-            "load: {} at {}x{}; {}; warm-up {:.0} s, idle gap {:.0} s before the last window\n",
+            "load: {} at {}x{}; {}; warm-up {:.1} s, idle gap {:.1} s before the last window\n",
             l.kernel, l.size, l.size, l.inputs, l.warmup_s, l.idle_gap_s
         ));
         let rows: Vec<WindowRow> = l

@@ -150,22 +150,26 @@ export GPUVALUE_INSTANCE="aws:p5.48xlarge:us-east-1"
 export GPUVALUE_BENCH_ARGS="--quick --probes matmul,stream,latency --sizes 128 --array-mib 4 --time-budget 5"
 export GPUVALUE_RANK_ARGS="--top 5"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$work/run}"
-submitted="$(deploy/slurm/submit.sh 2 --chdir="$work/run")"
-echo "$submitted"
-ids="$(echo "$submitted" | tail -1)"
-bench="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\1/p')"
-rank="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\2/p')"
-[ -n "$bench" ] && [ -n "$rank" ] || { say "FAIL: no job ids in '$ids'"; exit 1; }
-jobs_to_cancel="$bench $rank"
-
-# Wait until neither job has a task pending or running (bounded).
-for _ in $(seq 600); do
-    left="$(squeue -h -j "$bench,$rank" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | wc -l)"
-    [ "$left" = 0 ] && break
-    sleep 0.5
-done
-[ "$left" = 0 ] || { say "FAIL: jobs still queued after 300 s"; squeue; exit 1; }
-jobs_to_cancel=""
+# Submits N tasks with submit.sh and waits (bounded) until neither job has a task pending or
+# running; sets bench and rank to the two job ids.
+submit_and_wait() {
+    local submitted ids left=1
+    submitted="$(deploy/slurm/submit.sh "$1" --chdir="$work/run")"
+    echo "$submitted"
+    ids="$(echo "$submitted" | tail -1)"
+    bench="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\1/p')"
+    rank="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\2/p')"
+    [ -n "$bench" ] && [ -n "$rank" ] || { say "FAIL: no job ids in '$ids'"; exit 1; }
+    jobs_to_cancel="$bench $rank"
+    for _ in $(seq 600); do
+        left="$(squeue -h -j "$bench,$rank" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | wc -l)"
+        [ "$left" = 0 ] && break
+        sleep 0.5
+    done
+    [ "$left" = 0 ] || { say "FAIL: jobs still queued after 300 s"; squeue; exit 1; }
+    jobs_to_cancel=""
+}
+submit_and_wait 2
 
 # Every array task and the rank job: JobState=COMPLETED, exit code 0.
 states="$(scontrol -o show job "$bench"; scontrol -o show job "$rank")"
@@ -201,19 +205,8 @@ say "PASSED: 2 array tasks + rank job COMPLETED on a one-node Slurm cluster; ran
 # leave that GPU's bench files out of the ranking.
 export GPUVALUE_MODE=burn
 export GPUVALUE_BURN_ARGS="--allow-software --duration 6 --size 128 --vram-mib 8 --inject-fault miscompare@2"
-submitted="$(deploy/slurm/submit.sh 1 --chdir="$work/run")"
-ids="$(echo "$submitted" | tail -1)"
-burn="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\1/p')"
-rank="$(echo "$ids" | sed -n 's/^bench=\([0-9]*\) rank=\([0-9]*\)$/\2/p')"
-[ -n "$burn" ] && [ -n "$rank" ] || { say "FAIL: no job ids in '$ids'"; exit 1; }
-jobs_to_cancel="$burn $rank"
-for _ in $(seq 600); do
-    left="$(squeue -h -j "$burn,$rank" -t PENDING,RUNNING,CONFIGURING,COMPLETING 2>/dev/null | wc -l)"
-    [ "$left" = 0 ] && break
-    sleep 0.5
-done
-[ "$left" = 0 ] || { say "FAIL: burn jobs still queued after 300 s"; squeue; exit 1; }
-jobs_to_cancel=""
+submit_and_wait 1
+burn="$bench"
 states="$(scontrol -o show job "$burn"; scontrol -o show job "$rank")"
 echo "$states" | grep 'JobName=gpuvalue-bench' | grep -q 'ExitCode=4:0' \
     || { say "FAIL: the burn task did not exit 4 (FAIL): $(echo "$states" | grep -o 'JobState=[A-Z]* .*ExitCode=[0-9:]*' | head -1)"; exit 1; }
