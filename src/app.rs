@@ -524,6 +524,7 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
         budget: s.budget,
         filters: filters(&s.filters)?,
         include_reported: s.include_reported,
+        use_implausible: s.use_implausible,
     })
 }
 

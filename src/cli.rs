@@ -340,6 +340,11 @@ pub struct RankSettings {
     /// ended FAIL or ERROR; by default they are left out, and said.
     #[arg(long)]
     pub use_failed: bool,
+    /// Use measured figures of hardware adapters that lie outside 20-110% of their GPU's
+    /// datasheet peak for that unit as measured; by default they are flagged and left out
+    /// (a relabelled software adapter, a shared or broken GPU, or another GPU than named).
+    #[arg(long)]
+    pub use_implausible: bool,
 }
 
 #[derive(Args, Debug)]

@@ -24,7 +24,16 @@ pub struct RankOptions {
     pub filters: Filters,
     /// Rank `reported` (unverified) prices too, marked; by default only `list` prices.
     pub include_reported: bool,
+    /// Use measured figures outside the plausible band of their GPU's datasheet
+    /// (`PLAUSIBLE`) as measured; by default they are flagged and left out.
+    pub use_implausible: bool,
 }
+
+/// A hardware adapter's measured figure is taken as its catalog GPU's when it lies within
+/// this share of the GPU's datasheet peak for that unit: below 20% the file is more likely
+/// of another device (a software adapter relabelled, a GPU shared or broken), above 110% of
+/// another GPU than the one named.
+pub const PLAUSIBLE: (f64, f64) = (0.20, 1.10);
 
 impl Default for RankOptions {
     /// What `gpuvalue` and the page rank by: on-demand prices in USD, every instance,
@@ -37,6 +46,7 @@ impl Default for RankOptions {
             budget: None,
             filters: Filters::default(),
             include_reported: false,
+            use_implausible: false,
         }
     }
 }
@@ -144,6 +154,10 @@ pub struct RankReport {
     pub ranked_total: usize,
     pub machines: Vec<Machine>,
     pub catalog_warnings: Vec<String>,
+    /// Measured figures not used as their GPU's (outside the plausible band of its
+    /// datasheet), and which files the derived factors come from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measurement_notes: Vec<String>,
 }
 
 /// Ranks every catalog instance for the scenario. `results` pairs each results file with
@@ -157,7 +171,9 @@ pub fn rank(
 ) -> Result<RankReport> {
     check_currency(catalog, &opts.currency)?;
     let figures = scenario.figures();
-    let (measured, mut machines) = measured_figures(catalog, scenario, &figures, results);
+    let mut notes = Vec::new();
+    let (measured, mut machines) =
+        measured_figures(catalog, scenario, &figures, results, opts, &mut notes);
     let derived = derived_factors(catalog, &figures, &measured);
     let resolver = Resolver::new(measured, derived, embedded_calibration());
     let mut rows = Vec::new();
@@ -181,9 +197,9 @@ pub fn rank(
             None => {}
         }
     }
-    for (f, (x, n)) in &resolver.derived {
+    for (f, (x, n, files)) in &resolver.derived {
         if !f.sources().is_empty() {
-            resolver.remember(*f, &derived_factor(*x, *n));
+            resolver.remember(*f, &derived_factor(*x, *n, files));
         }
     }
     let efficiencies = resolver.used.into_inner().into_values().collect();
@@ -208,6 +224,7 @@ pub fn rank(
             .filter(|f| f.severity == Severity::Warning)
             .map(|f| f.to_string())
             .collect(),
+        measurement_notes: notes,
     })
 }
 
@@ -237,11 +254,32 @@ fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
 
 /// Measured values per (catalog GPU, figure), from hardware adapters only: one value per
 /// place (instance type, else host), the median of that place's files, so that eight files
-/// from one node weigh as much as one file from another.
-type Measured = BTreeMap<(String, Figure), Vec<f64>>;
+/// from one node weigh as much as one file from another; with the files they came from.
+type Measured = BTreeMap<(String, Figure), (Vec<f64>, Vec<String>)>;
 
-/// Per (catalog GPU, figure), per place, every file's value.
-type ByPlace = BTreeMap<(String, Figure), BTreeMap<String, Vec<f64>>>;
+/// Per (catalog GPU, figure), per place, every file's value and name.
+type ByPlace = BTreeMap<(String, Figure), BTreeMap<String, Vec<(f64, String)>>>;
+
+/// Why a hardware adapter's measured figure is not taken as its catalog GPU's: it lies
+/// outside `PLAUSIBLE` of the GPU's datasheet peak for that unit (per adapter).
+fn implausible(gpu: &crate::catalog::Gpu, u: Figure, v: f64) -> Option<String> {
+    let sheet = u.datasheet(gpu)?.value / f64::from(gpu.adapters());
+    let share = v / sheet;
+    (sheet > 0.0 && !(PLAUSIBLE.0..=PLAUSIBLE.1).contains(&share)).then(|| {
+        format!(
+            "{} {} {} is {:.1}% of the {} datasheet ({} {}), outside the plausible {:.0}-{:.0}%",
+            u.label(),
+            crate::report::fmt::figure(v),
+            u.unit(),
+            share * 100.0,
+            gpu.name,
+            crate::report::fmt::figure(sheet),
+            u.unit(),
+            PLAUSIBLE.0 * 100.0,
+            PLAUSIBLE.1 * 100.0
+        )
+    })
+}
 
 /// Each results file as a measured machine, and the measured figures per catalog GPU.
 fn measured_figures(
@@ -249,25 +287,48 @@ fn measured_figures(
     scenario: &Scenario,
     figures: &[Figure],
     results: &[(String, ResultsFile)],
+    opts: &RankOptions,
+    notes: &mut Vec<String>,
 ) -> (Measured, Vec<Machine>) {
     let mut by_place = ByPlace::new();
     let mut machines = Vec::new();
     for (name, r) in results {
-        let gpu = catalog
-            .match_adapter(r.catalog_name())
-            .map(|g| g.id.clone());
-        if let (Some(g), false) = (&gpu, r.adapter.software) {
-            let units: std::collections::BTreeSet<Figure> =
+        let matched = catalog.match_adapter(r.catalog_name());
+        let gpu = matched.map(|g| g.id.clone());
+        if let (Some(cg), false) = (matched, r.adapter.software) {
+            let mut units: std::collections::BTreeSet<Figure> =
                 figures.iter().flat_map(|f| f.chain()).collect();
-            for u in units {
-                if let Some(v) = u.measured(r) {
-                    by_place
-                        .entry((g.clone(), u))
-                        .or_default()
-                        .entry(crate::fleet::place(r))
-                        .or_default()
-                        .push(v);
+            // One implausible figure makes the whole file suspect (it is likely of another
+            // device), latency included, which has no datasheet to check it against.
+            let odd: Vec<String> = units
+                .iter()
+                .filter_map(|&u| implausible(cg, u, u.measured(r)?))
+                .collect();
+            if !odd.is_empty() {
+                let (what, skip) = if opts.use_implausible {
+                    ("used as measured (--use-implausible)".to_string(), false)
+                } else {
+                    (
+                        format!(
+                            "none of its figures is used as {}'s (--use-implausible uses them)",
+                            cg.name
+                        ),
+                        true,
+                    )
+                };
+                notes.push(format!("{name}: {}; {what}", odd.join("; ")));
+                if skip {
+                    units.clear();
                 }
+            }
+            for u in units {
+                let Some(v) = u.measured(r) else { continue };
+                by_place
+                    .entry((cg.id.clone(), u))
+                    .or_default()
+                    .entry(crate::fleet::place(r))
+                    .or_default()
+                    .push((v, name.clone()));
             }
         }
         let mut uses = Vec::new();
@@ -302,7 +363,14 @@ fn measured_figures(
     }
     let measured = by_place
         .into_iter()
-        .map(|(k, places)| (k, places.into_values().filter_map(median).collect()))
+        .map(|(k, places)| {
+            let files = places.values().flatten().map(|(_, f)| f.clone()).collect();
+            let values = places
+                .into_values()
+                .filter_map(|v| median(v.into_iter().map(|(x, _)| x)))
+                .collect();
+            (k, (values, files))
+        })
         .collect();
     (measured, machines)
 }
@@ -324,28 +392,44 @@ fn embedded_calibration() -> &'static CalibrationFile {
 
 /// For figures no calibration rule covers: the median measured / datasheet ratio over the
 /// hardware GPUs measured in this ranking (a WGSL kernel's share of the peak), by figure.
-fn derived_factors(
-    catalog: &Catalog,
-    figures: &[Figure],
-    measured: &Measured,
-) -> BTreeMap<Figure, (f64, usize)> {
+fn derived_factors(catalog: &Catalog, figures: &[Figure], measured: &Measured) -> Derived {
     let mut out = BTreeMap::new();
     for f in figures.iter().flat_map(|f| f.chain()) {
+        let mut files = Vec::new();
         let ratios: Vec<f64> = measured
             .iter()
             .filter(|((_, fig), _)| *fig == f)
-            .filter_map(|((g, _), vals)| {
+            .filter_map(|((g, _), (vals, from))| {
                 let gpu = catalog.gpu(g)?;
                 let sheet = f.datasheet(gpu)?.value / f64::from(gpu.adapters());
-                Some(median(vals.iter().copied())? / sheet)
+                let r = median(vals.iter().copied())? / sheet;
+                files.extend(from.iter().cloned());
+                Some(r)
             })
             .collect();
         let n = ratios.len();
         if let Some(x) = median(ratios) {
-            out.insert(f, (x, n));
+            out.insert(f, (x, n, files));
         }
     }
     out
+}
+
+/// Per figure: the median measured / datasheet ratio, over how many GPU models, from which
+/// files.
+type Derived = BTreeMap<Figure, (f64, usize, Vec<String>)>;
+
+/// The files a derived figure comes from, for its basis: "a.json, b.json" (at most 3 named).
+fn files_text(files: &[String]) -> String {
+    let mut v: Vec<&str> = files.iter().map(String::as_str).collect();
+    v.sort();
+    v.dedup();
+    let more = v.len().saturating_sub(3);
+    let mut t = v.into_iter().take(3).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        t.push_str(&format!(" and {more} more"));
+    }
+    t
 }
 
 impl FigureUse {
@@ -377,10 +461,10 @@ impl FigureUse {
 struct Resolver {
     measured: Measured,
     /// Measured / datasheet ratios for figures no calibration rule covers.
-    derived: BTreeMap<Figure, (f64, usize)>,
+    derived: Derived,
     calibration: &'static CalibrationFile,
-    /// Latency has no datasheet: measured hardware GPUs' median, if any.
-    hw_latency: Option<f64>,
+    /// Latency has no datasheet: measured hardware GPUs' median, if any, and its files.
+    hw_latency: Option<(f64, Vec<String>)>,
     /// Each factor used, by figure and the GPUs it covers.
     used: RefCell<BTreeMap<(String, String), Efficiency>>,
 }
@@ -388,15 +472,22 @@ struct Resolver {
 impl Resolver {
     fn new(
         measured: Measured,
-        derived: BTreeMap<Figure, (f64, usize)>,
+        derived: Derived,
         calibration: &'static CalibrationFile,
     ) -> Resolver {
-        let hw_latency = median(
+        let latency = || {
             measured
                 .iter()
                 .filter(|((_, f), _)| *f == Figure::LatencyDispatch)
-                .flat_map(|(_, v)| v.iter().copied()),
-        );
+        };
+        let hw_latency = median(latency().flat_map(|(_, (v, _))| v.iter().copied())).map(|m| {
+            (
+                m,
+                latency()
+                    .flat_map(|(_, (_, f))| f.iter().cloned())
+                    .collect(),
+            )
+        });
         Resolver {
             measured,
             derived,
@@ -409,7 +500,7 @@ impl Resolver {
     fn median_of(&self, gpu: &Gpu, f: Figure) -> Option<f64> {
         self.measured
             .get(&(gpu.id.clone(), f))
-            .and_then(|v| median(v.iter().copied()))
+            .and_then(|(v, _)| median(v.iter().copied()))
     }
 
     /// The efficiency for a figure on a GPU: its calibration rule, else the ratio measured
@@ -418,8 +509,8 @@ impl Resolver {
         if let Some(k) = self.calibration.factor(f, gpu) {
             return k;
         }
-        if let Some(&(x, n)) = self.derived.get(&f) {
-            return derived_factor(x, n);
+        if let Some((x, n, files)) = self.derived.get(&f) {
+            return derived_factor(*x, *n, files);
         }
         calibration::default_factor(f)
     }
@@ -492,12 +583,12 @@ impl Resolver {
         if let Some(v) = self.median_of(gpu, fig) {
             return FigureUse::new(fig, v, Source::Measured, "measured".into());
         }
-        match self.hw_latency {
-            Some(v) => FigureUse::new(
+        match &self.hw_latency {
+            Some((v, files)) => FigureUse::new(
                 fig,
-                v,
+                *v,
                 Source::Estimated,
-                "median of measured hardware GPUs".into(),
+                format!("median of measured hardware GPUs ({})", files_text(files)),
             ),
             None => FigureUse::new(
                 fig,
@@ -702,11 +793,14 @@ fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) 
 }
 
 /// A factor measured in this ranking: median measured / datasheet over `n` GPU models.
-fn derived_factor(x: f64, n: usize) -> Factor {
+fn derived_factor(x: f64, n: usize, files: &[String]) -> Factor {
     Factor {
         value: x,
         origin: Origin::Derived,
-        basis: format!("median measured/datasheet ratio over {n} measured GPU model(s)"),
+        basis: format!(
+            "median measured/datasheet ratio over {n} measured GPU model(s): {}",
+            files_text(files)
+        ),
         applies_to: "GPUs without a calibration rule".into(),
     }
 }

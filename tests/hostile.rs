@@ -732,7 +732,7 @@ proptest::proptest! {
         let Ok(s) = ScenarioFile::parse(&sc.to_string(), "s.json") else { return Ok(()) };
         for currency in ["USD", "XTS"] {
             let opts = RankOptions { pricing: gpuvalue::catalog::PricingModel::OnDemand, currency: currency.into(),
-                top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false };
+                top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false, use_implausible: false };
             let named = vec![("r.json".to_string(), results.clone())];
             if let Ok(rep) = gpuvalue::rank::rank(&c, &findings, &s.scenarios[0], &named, &opts) {
                 for row in &rep.rows {

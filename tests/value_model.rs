@@ -237,3 +237,67 @@ fn schema_1_scenario_files_still_load() {
         "{e}"
     );
 }
+
+/// The lavapipe fixture, relabelled as an H100 (a hardware adapter, by name).
+fn relabelled_lavapipe() -> gpuvalue::results::ResultsFile {
+    let mut r =
+        gpuvalue::results::ResultsFile::parse(include_str!("fixtures/results-lavapipe.json"))
+            .unwrap();
+    r.adapter.name = "NVIDIA H100 80GB HBM3".into();
+    r.adapter.software = false;
+    r
+}
+
+#[test]
+fn an_implausible_measurement_is_flagged_and_changes_no_row() {
+    let (c, s, _) = embedded();
+    for id in ["inference", "training", "hpc"] {
+        let sc = s.get(id).unwrap();
+        let opts = RankOptions::default();
+        let without = rank(&c, &c.check(), sc, &[], &opts).unwrap();
+        let file = vec![("lavapipe-as-h100.json".to_string(), relabelled_lavapipe())];
+        let with = rank(&c, &c.check(), sc, &file, &opts).unwrap();
+        // Every row (H100 rows included) and every factor is as without the file.
+        assert_eq!(with.rows, without.rows, "{id}");
+        assert_eq!(with.efficiencies, without.efficiencies, "{id}");
+        let note = with.measurement_notes.join("\n");
+        assert!(
+            note.contains("lavapipe-as-h100.json")
+                && note.contains("outside the plausible 20-110%"),
+            "{id}: {note}"
+        );
+        assert!(
+            note.contains("none of its figures is used as H100 SXM's"),
+            "{note}"
+        );
+        // The machine itself is still shown, with its own figures.
+        assert_eq!(with.machines.len(), 1);
+        // Asked for, it is used, and says so; the factors derived from it then name it.
+        let used = RankOptions {
+            use_implausible: true,
+            ..RankOptions::default()
+        };
+        let forced = rank(&c, &c.check(), sc, &file, &used).unwrap();
+        assert!(
+            forced
+                .measurement_notes
+                .join("\n")
+                .contains("used as measured (--use-implausible)")
+        );
+        for e in forced
+            .efficiencies
+            .iter()
+            .filter(|e| e.basis.contains("measured/datasheet"))
+        {
+            assert!(e.basis.contains("lavapipe-as-h100.json"), "{e:?}");
+        }
+        let latency = forced
+            .rows
+            .iter()
+            .flat_map(|r| &r.figures)
+            .find(|f| f.figure == "latency_dispatch" && f.basis.contains("median of measured"));
+        if let Some(l) = latency {
+            assert!(l.basis.contains("lavapipe-as-h100.json"), "{l:?}");
+        }
+    }
+}

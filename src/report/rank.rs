@@ -88,6 +88,9 @@ fn heading(r: &RankReport) -> Vec<String> {
     if !r.efficiencies.is_empty() {
         v.push("Estimates are datasheet peak x efficiency; `gpuvalue calibration` recomputes every published point behind the factors.".into());
     }
+    for n in &r.measurement_notes {
+        v.push(format!("Measurement flagged: {n}"));
+    }
     v
 }
 
