@@ -357,17 +357,21 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
         };
     }
     let c = load_catalog(&a.source)?;
-    if !c.currencies.contains_key(&a.currency) {
+    let currency = crate::catalog::currency_code(&a.currency);
+    if !c.currencies.contains_key(&currency) {
         bail!(
-            "--currency {}: no exchange rate in the catalog (have {})",
+            "--currency {}: no exchange rate in the catalog (have {}; RMB means CNY)",
             a.currency,
             c.currencies.keys().cloned().collect::<Vec<_>>().join(", ")
         );
     }
     let findings = c.check();
     let f = filters(&a.filters)?;
-    let rows = report::catalog::rows(&c, &findings, &f, a.price, &a.currency)?;
-    print_catalog(&rows, &c, &findings, &a.currency, a.output.format())?;
+    if let Some(e) = f.unmatched(&c) {
+        bail!(e);
+    }
+    let rows = report::catalog::rows(&c, &findings, &f, a.price, &currency)?;
+    print_catalog(&rows, &c, &findings, &currency, a.output.format())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -519,7 +523,7 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
     }
     Ok(RankOptions {
         pricing: s.price,
-        currency: s.currency.clone(),
+        currency: crate::catalog::currency_code(&s.currency),
         top: s.top,
         budget: s.budget,
         filters: filters(&s.filters)?,
@@ -535,6 +539,9 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let (results, burns) =
         crate::fleet::burn_gate(load_results(&a.results)?, a.settings.use_failed);
     let opts = rank_options(&a.settings)?;
+    if let Some(e) = opts.filters.unmatched(&c) {
+        bail!(e);
+    }
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
@@ -632,6 +639,9 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         eprintln!("{}", term_text(&format!("burn EXCLUDED: {line}")));
     }
     let opts = rank_options(&a.settings)?;
+    if let Some(e) = opts.filters.unmatched(&c) {
+        bail!(e);
+    }
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let ranks = chosen
@@ -672,6 +682,7 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
         &a.new.display().to_string(),
         &new,
         a.threshold / 100.0,
+        a.force,
     );
     print_compare(&c, a.output.format())?;
     Ok(if c.regressions() > 0 {

@@ -258,6 +258,94 @@ impl Filters {
     }
 }
 
+impl Filters {
+    /// Why the filters select nothing in `catalog`, naming the filter that matches no
+    /// instance and the values that exist; None when some instance is selected.
+    pub fn unmatched(&self, catalog: &Catalog) -> Option<String> {
+        let gpu_of = |i: &Instance| catalog.gpu(&i.gpu);
+        let selects = |f: &Filters| {
+            catalog.instances.iter().any(|i| {
+                !matches!(
+                    Filters {
+                        min_gpu_memory_gb: None,
+                        ..f.clone()
+                    }
+                    .admit(i, gpu_of(i), None),
+                    Admission::NotSelected
+                )
+            })
+        };
+        let listing = |mut v: Vec<String>| {
+            v.sort();
+            v.dedup();
+            v.join(", ")
+        };
+        let alone = [
+            (
+                "--provider",
+                &self.provider,
+                Filters {
+                    provider: self.provider.clone(),
+                    ..Filters::default()
+                },
+                listing(
+                    catalog
+                        .instances
+                        .iter()
+                        .map(|i| i.provider.clone())
+                        .collect(),
+                ),
+            ),
+            (
+                "--gpu",
+                &self.gpu,
+                Filters {
+                    gpu: self.gpu.clone(),
+                    ..Filters::default()
+                },
+                listing(
+                    catalog
+                        .instances
+                        .iter()
+                        .map(|i| gpu_of(i).map_or(i.gpu.clone(), |g| g.name.clone()))
+                        .collect(),
+                ),
+            ),
+            (
+                "--region",
+                &self.region,
+                Filters {
+                    region: self.region.clone(),
+                    ..Filters::default()
+                },
+                listing(catalog.instances.iter().map(|i| i.region.clone()).collect()),
+            ),
+        ];
+        for (flag, value, f, valid) in alone {
+            if let Some(v) = value
+                && !selects(&f)
+            {
+                return Some(format!(
+                    "{flag} {v}: matches no catalog instance (a part of the name, any case); the catalog has {valid}"
+                ));
+            }
+        }
+        if !selects(self) {
+            return Some(
+                "--provider, --gpu and --region together match no catalog instance (each matches some on its own)"
+                    .into(),
+            );
+        }
+        None
+    }
+}
+
+/// A currency code as the catalog spells it: any case, `RMB` for `CNY`.
+pub fn currency_code(s: &str) -> String {
+    let c = s.trim().to_ascii_uppercase();
+    if c == "RMB" { "CNY".into() } else { c }
+}
+
 impl Gpu {
     /// Every numeric figure with its field name and the top of its physical range.
     pub fn figure_fields(&self) -> [(&'static str, Option<f64>, f64); 12] {

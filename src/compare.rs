@@ -21,6 +21,9 @@ pub enum Verdict {
     Missing,
     /// The figure is in another unit in NEW (MFLOPS for GFLOPS): not comparable, a failure.
     UnitChanged,
+    /// Measured under different parameters (array size, quick plan, checked kernels,
+    /// timing method): not a speed-up or a regression unless `--force`.
+    NotComparable,
 }
 
 impl Verdict {
@@ -35,6 +38,7 @@ impl Verdict {
             Verdict::Added => "added",
             Verdict::Missing => "missing",
             Verdict::UnitChanged => "UNIT CHANGED",
+            Verdict::NotComparable => "not comparable",
         }
     }
 }
@@ -53,6 +57,9 @@ pub struct Row {
     pub verdict: Verdict,
     /// True when this row makes `compare` exit non-zero.
     pub regression: bool,
+    /// The parameters this probe was measured under that differ between the files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,6 +74,9 @@ pub struct Comparison {
     /// a figure that cannot be true. Each one fails `compare`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gate_failures: Vec<String>,
+    /// Run parameters that differ between the files (they apply to every probe).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_differences: Vec<String>,
 }
 
 impl Comparison {
@@ -130,6 +140,7 @@ fn missing_row(b: &ProbeResult) -> Row {
         noise: None,
         verdict: Verdict::Missing,
         regression: figure(b).is_some(),
+        differs: None,
     }
 }
 
@@ -144,6 +155,7 @@ fn unit_changed_row(b: &ProbeResult, n: &ProbeResult) -> Row {
         noise: None,
         verdict: Verdict::UnitChanged,
         regression: true,
+        differs: None,
     }
 }
 
@@ -155,7 +167,9 @@ pub fn compare(
     new_name: &str,
     new: &ResultsFile,
     threshold: f64,
+    force: bool,
 ) -> Comparison {
+    let run = run_differences(base, new);
     let mut rows = Vec::new();
     // Derived rows (the precision summary) repeat other probes' figures: not compared.
     let measured = |p: &&ProbeResult| p.figure != Some(FigureKey::DoubleBest);
@@ -191,6 +205,7 @@ pub fn compare(
                     noise: Some(noise),
                     verdict,
                     regression,
+                    differs: None,
                 }
             }
             (Some((vb, _)), None) => Row {
@@ -207,6 +222,7 @@ pub fn compare(
                     Verdict::NoFigure
                 },
                 regression: true,
+                differs: None,
             },
             (None, Some((vn, _))) => Row {
                 probe: b.name.clone(),
@@ -217,6 +233,7 @@ pub fn compare(
                 noise: None,
                 verdict: Verdict::Fixed,
                 regression: false,
+                differs: None,
             },
             (None, None) => Row {
                 probe: b.name.clone(),
@@ -227,9 +244,10 @@ pub fn compare(
                 noise: None,
                 verdict: Verdict::NoFigure,
                 regression: b.status == Status::Ok && n.status == Status::Failed,
+                differs: None,
             },
         };
-        rows.push(row);
+        rows.push(like_with_like(row, b, n, &run, force));
     }
     for n in new.probes.iter().filter(measured) {
         if !base.probes.iter().any(|b| b.name == n.name) {
@@ -242,6 +260,7 @@ pub fn compare(
                 noise: None,
                 verdict: Verdict::Added,
                 regression: false,
+                differs: None,
             });
         }
     }
@@ -254,5 +273,81 @@ pub fn compare(
         same_adapter: note.is_none(),
         adapter_note: note,
         rows,
+        run_differences: run,
     }
+}
+
+/// Run options that change what a figure measures, where the files differ.
+fn run_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
+    let (x, y) = (&a.options, &b.options);
+    let mut v = Vec::new();
+    let mut diff = |what: &str, p: String, q: String| {
+        if p != q {
+            v.push(format!("{what}: BASE {p}, NEW {q}"));
+        }
+    };
+    diff("--quick", x.quick.to_string(), y.quick.to_string());
+    diff(
+        "--checked",
+        (!x.trusted_shaders).to_string(),
+        (!y.trusted_shaders).to_string(),
+    );
+    diff(
+        "GPU timestamps",
+        x.timestamps.to_string(),
+        y.timestamps.to_string(),
+    );
+    v
+}
+
+/// The probe parameters that say what was measured (sizes, array and transfer bytes, host
+/// memory kind); the others record choices a probe makes for itself (tuned shapes) and may
+/// differ between two runs of the same command.
+const MEASURED_UNDER: [&str; 6] = ["m", "n", "k", "array_bytes", "bytes", "host_memory"];
+
+/// The parameters a probe was measured under that differ, with the run's differences
+/// (these make the figures not comparable), and how each was timed (said, not blocking: a
+/// figure whose timestamps disagreed falls back to the wall clock in any run).
+fn probe_differences(
+    b: &ProbeResult,
+    n: &ProbeResult,
+    run: &[String],
+) -> (Vec<String>, Option<String>) {
+    let mut v: Vec<String> = run.to_vec();
+    for k in MEASURED_UNDER {
+        let (p, q) = (b.params.get(k), n.params.get(k));
+        if p != q {
+            let show = |x: Option<&serde_json::Value>| x.map_or("-".to_string(), |x| x.to_string());
+            v.push(format!("{k}: BASE {}, NEW {}", show(p), show(q)));
+        }
+    }
+    let method = |p: &ProbeResult| p.timing.as_ref().map(|t| format!("{:?}", t.method));
+    let timed = match (method(b), method(n)) {
+        (Some(p), Some(q)) if p != q => Some(format!("timed by: BASE {p}, NEW {q}")),
+        _ => None,
+    };
+    (v, timed)
+}
+
+/// A row whose figures were measured under different parameters is not a speed-up or a
+/// regression (unless `force`): its differences are named instead.
+fn like_with_like(
+    mut row: Row,
+    b: &ProbeResult,
+    n: &ProbeResult,
+    run: &[String],
+    force: bool,
+) -> Row {
+    let (d, timed) = probe_differences(b, n, run);
+    let all: Vec<String> = d.iter().cloned().chain(timed).collect();
+    if !all.is_empty() {
+        row.differs = Some(all.join("; "));
+    }
+    if !d.is_empty() && !force && row.speedup.is_some() {
+        row.verdict = Verdict::NotComparable;
+        row.speedup = None;
+        row.noise = None;
+        row.regression = false;
+    }
+    row
 }

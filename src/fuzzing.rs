@@ -74,7 +74,7 @@ pub fn results(data: &[u8]) -> Outcome {
     let _ = crate::probes::double::summary(&r.probes);
     let named = vec![("fuzz-results.json".to_string(), r.clone())];
     rank_all(&Catalog::embedded(), &ScenarioFile::embedded(), &named);
-    let c = crate::compare::compare("a.json", &r, "b.json", &r, 5.0);
+    let c = crate::compare::compare("a.json", &r, "b.json", &r, 5.0, false);
     let _ = crate::report::compare::table(&c);
     let _ = crate::report::compare::markdown(&c);
     let _ = crate::report::html::render(&named, &[], &Catalog::embedded());
@@ -116,8 +116,8 @@ pub fn compare(data: &[u8]) -> Outcome {
     let base = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
         .map_err(|e| format!("fixture: {}", msg(e)))?;
     for c in [
-        crate::compare::compare("base.json", &base, "fuzz-results.json", &new, 0.05),
-        crate::compare::compare("fuzz-results.json", &new, "base.json", &base, 0.05),
+        crate::compare::compare("base.json", &base, "fuzz-results.json", &new, 0.05, false),
+        crate::compare::compare("fuzz-results.json", &new, "base.json", &base, 0.05, false),
     ] {
         let _ = crate::report::compare::table(&c);
         let _ = crate::report::compare::markdown(&c);

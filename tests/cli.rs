@@ -824,3 +824,43 @@ fn a_results_directory_may_hold_other_json_such_as_device_bench_devices_json() {
     let o = gpuvalue(&["show", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_filter_that_matches_nothing_says_so_with_the_valid_values() {
+    for (flag, bad, listed) in [
+        ("--provider", "awz", "aws"),
+        ("--region", "mars-1", "us-east-1"),
+    ] {
+        for cmd in ["rank", "catalog"] {
+            let o = gpuvalue(&[cmd, flag, bad]);
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{cmd} {flag} {bad}: {}",
+                stdout(&o)
+            );
+            let e = stderr(&o);
+            assert!(
+                e.contains(&format!("{flag} {bad}: matches no catalog instance")),
+                "{e}"
+            );
+            assert!(e.contains(listed), "{e}");
+        }
+    }
+    // Currencies in any case, RMB for CNY.
+    for c in ["cny", "RMB", "usd"] {
+        let o = gpuvalue(&["rank", "--currency", c, "--top", "1"]);
+        assert!(o.status.success(), "--currency {c}: {}", stderr(&o));
+    }
+    let o = gpuvalue(&[
+        "rank",
+        "--currency",
+        "rmb",
+        "--top",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["currency"], "CNY");
+}

@@ -147,3 +147,55 @@ fn different_adapters_need_force_and_markdown_works() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nope.json"));
 }
+
+#[test]
+fn figures_measured_under_different_parameters_are_not_compared_unless_forced() {
+    let mut base = fixture();
+    set(&mut base, "transfer device->host", 10.0, 0.01);
+    set(&mut base, "stream triad", 10.0, 0.01);
+    let mut new = base.clone();
+    // NEW ran with --array-mib 8: a much "faster" transfer of a smaller array.
+    set(&mut new, "transfer device->host", 77.3, 0.01);
+    set(&mut new, "stream triad", 10.0, 0.01);
+    for p in new["probes"].as_array_mut().unwrap() {
+        if p["name"] == "transfer device->host" {
+            p["params"]["bytes"] = (8u64 << 20).into();
+        }
+    }
+    new["options"]["array_mib"] = 8.into();
+    let (code, c) = verdicts(&base, &new, &[]);
+    assert_eq!(code, Some(0), "{c}");
+    assert_eq!(verdict_of(&c, "transfer device->host"), "not_comparable");
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["probe"] == "transfer device->host")
+        .unwrap();
+    assert!(row["speedup"].is_null(), "{row}");
+    assert!(
+        row["differs"]
+            .as_str()
+            .unwrap()
+            .contains("bytes: BASE 67108864, NEW 8388608"),
+        "{row}"
+    );
+    // A probe measured the same way is still compared.
+    assert_eq!(verdict_of(&c, "stream triad"), "same_within_noise");
+    // --force compares it anyway, and still says what differs.
+    let (_, c) = verdicts(&base, &new, &["--force"]);
+    assert_eq!(verdict_of(&c, "transfer device->host"), "faster");
+    // The table says it in words.
+    let dir = tempfile::tempdir().unwrap();
+    let (b, n) = (
+        write(dir.path(), "b.json", &base),
+        write(dir.path(), "n.json", &new),
+    );
+    let o = run(&["compare", &b, &n]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("measured under different parameters: transfer device->host: bytes"),
+        "{text}"
+    );
+    assert!(text.contains("--force compares them anyway"), "{text}");
+}

@@ -51,6 +51,26 @@ fn heading(c: &Comparison) -> String {
     if let Some(n) = &c.adapter_note {
         s.push_str(&format!("\nWARNING: different adapters: {n}"));
     }
+    for d in &c.run_differences {
+        s.push_str(&format!("\nWARNING: different run parameters: {d}"));
+    }
+    let differ: Vec<String> = c
+        .rows
+        .iter()
+        .filter_map(|r| Some(format!("{}: {}", r.probe, r.differs.as_ref()?)))
+        .filter(|_| c.run_differences.is_empty())
+        .collect();
+    for d in differ {
+        s.push_str(&format!(
+            "\nWARNING: measured under different parameters: {d}"
+        ));
+    }
+    if c.rows
+        .iter()
+        .any(|r| r.verdict == crate::compare::Verdict::NotComparable)
+    {
+        s.push_str("\nFigures measured under different parameters are not compared (--force compares them anyway).");
+    }
     s
 }
 
