@@ -24,15 +24,11 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Report(a)) => report_cmd(a),
         Some(Command::Calibration(a)) => calibration_cmd(a),
         Some(Command::Burn(a)) => burn_cmd(a),
-        None => main_job(cli::RunArgs {
-            select: cli::AdapterArgs {
-                adapter: adapter::AdapterChoice::Best,
-                backend: None,
-            },
-            top: 5,
-            out: None,
-            quiet: false,
-        }),
+        // No command: `run` with its defaults, as clap would parse them.
+        None => match <cli::Cli as clap::Parser>::parse_from(["gpuvalue", "run"]).command {
+            Some(Command::Run(a)) => main_job(a),
+            _ => unreachable!("`gpuvalue run` parses as the run command"),
+        },
     }
 }
 
@@ -703,6 +699,17 @@ fn print_compare(c: &crate::compare::Comparison, f: Format) -> Result<()> {
 }
 
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
+    // The ranking's inputs are checked before anything is measured.
+    let c = load_catalog(&a.settings.source)?;
+    let findings = c.check();
+    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
+    let mut rank_opts = rank_options(&a.settings)?;
+    rank_opts.top = Some(a.settings.top.unwrap_or(5));
+    if let Some(e) = rank_opts.filters.unmatched(&c) {
+        bail!(e);
+    }
+    rank::check_currency(&c, &rank_opts.currency)?;
     let mut opts = bench::BenchOptions::quick(a.select.adapter, a.select.backend);
     opts.out = a.out;
     opts.quiet = a.quiet;
@@ -722,15 +729,8 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
-    let c = Catalog::embedded();
-    let findings = c.check();
-    let scenarios = ScenarioFile::embedded();
-    let opts = RankOptions {
-        top: Some(a.top),
-        ..RankOptions::default()
-    };
     for s in &scenarios.scenarios {
-        let r = rank::rank(&c, &findings, s, &results, &opts)?;
+        let r = rank::rank(&c, &findings, s, &results, &rank_opts)?;
         println!("{}", term_text(&report::rank::table(&r, false)));
     }
     println!(

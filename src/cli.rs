@@ -73,7 +73,7 @@ pub struct BurnArgs {
     pub size: Option<usize>,
     /// MiB of memory for the VRAM test (default 90% of the device's memory where the API
     /// reports it; a small, stated share of host memory on a software adapter).
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MIB", value_parser = whole_mib)]
     pub vram_mib: Option<u64>,
     /// Results file recording the burn (default: none).
     #[arg(long, short = 'o')]
@@ -104,7 +104,8 @@ pub struct ReportArgs {
     /// Scenarios to rank (repeatable; default: all).
     #[arg(long, short = 's')]
     pub scenario: Vec<String>,
-    /// Output directory (replaced as a whole when the report is complete).
+    /// Output directory (created if missing): report.html and report.md are written into it,
+    /// each atomically; nothing else in it is touched.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
     #[command(flatten)]
@@ -349,7 +350,7 @@ pub struct RankSettings {
 
 #[derive(Args, Debug)]
 pub struct RankArgs {
-    /// Scenario id: training, inference, hpc, or one from --scenarios.
+    /// Scenario id: training, inference, int8_inference, hpc, or one from --scenarios.
     #[arg(long, short = 's', default_value = "training")]
     pub scenario: String,
     /// Results files from `gpuvalue bench` (measured figures for their GPUs), or directories
@@ -366,15 +367,18 @@ pub struct RankArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: AdapterArgs,
-    /// Show the best N instances per scenario.
-    #[arg(long, default_value_t = 5)]
-    pub top: usize,
+    /// The quick suite (what `run` always runs; accepted as `bench` accepts it).
+    #[arg(long)]
+    pub quick: bool,
     /// Results file for the bench (default results/<host>-<adapter>-<time>.json).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// No progress display.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// How every scenario is ranked (`--top` defaults to 5 here).
+    #[command(flatten)]
+    pub settings: RankSettings,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -424,7 +428,7 @@ pub struct BenchArgs {
     pub time_budget: Option<f64>,
     /// Array size in MiB for the stream and transfer probes (default: 4x the last-level
     /// cache where known, else 256 MiB; within the adapter's limits).
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MIB", value_parser = whole_mib)]
     pub array_mib: Option<u64>,
     /// Results file (default results/<host>-<adapter>-<time>.json). With several adapters,
     /// the adapter's index is added before the extension.
@@ -512,6 +516,16 @@ fn probe_parser() -> clap::builder::PossibleValuesParser {
 }
 
 /// A positive, finite number of seconds.
+/// A whole number of MiB, 1 or more.
+fn whole_mib(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(v) if (1..=1 << 40).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a whole number of MiB from 1 to 1099511627776, found `{s}`"
+        )),
+    }
+}
+
 fn positive_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),

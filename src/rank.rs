@@ -228,7 +228,7 @@ pub fn rank(
     })
 }
 
-fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
+pub fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
     if let Some(c) = catalog.currencies.get(currency)
         && !(c.per_usd.is_finite() && c.per_usd > 0.0)
     {

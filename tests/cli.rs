@@ -864,3 +864,36 @@ fn a_filter_that_matches_nothing_says_so_with_the_valid_values() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["currency"], "CNY");
 }
+
+#[test]
+fn options_read_as_a_person_writes_them() {
+    let o = gpuvalue(&["bench", "--array-mib", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected a whole number of MiB from 1"),
+        "{}",
+        stderr(&o)
+    );
+    if cfg!(target_os = "linux") {
+        let o = gpuvalue(&["devices", "--backend", "metal"]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.contains("Metal exists only on Apple's systems") && !e.contains("lavapipe"),
+            "{e}"
+        );
+    }
+    // `run` takes the rank options it passes on, and checks them before measuring anything.
+    let t = std::time::Instant::now();
+    let o = gpuvalue(&["run", "--quick", "--currency", "XTS", "--top", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--currency XTS"), "{}", stderr(&o));
+    assert!(
+        t.elapsed().as_secs() < 20,
+        "run measured before refusing its options"
+    );
+    let help = gpuvalue(&["report", "--help"]);
+    assert!(!stdout(&help).contains("replaced as a whole"));
+    let help = gpuvalue(&["rank", "--help"]);
+    assert!(stdout(&help).contains("int8_inference"));
+}

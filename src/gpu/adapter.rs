@@ -19,6 +19,24 @@ pub enum BackendChoice {
 }
 
 impl BackendChoice {
+    /// The error for a backend that does not exist on the platform this build runs on (Metal
+    /// off Apple's systems, DirectX 12 off Windows).
+    pub fn elsewhere(self) -> Option<SelectError> {
+        let os = std::env::consts::OS;
+        let apple = matches!(os, "macos" | "ios");
+        let (name, why) = match self {
+            BackendChoice::Metal if !apple => ("metal", "Metal exists only on Apple's systems"),
+            BackendChoice::Dx12 if os != "windows" => ("dx12", "DirectX 12 exists only on Windows"),
+            _ => return None,
+        };
+        Some(SelectError::Elsewhere {
+            backend: name,
+            why,
+            os: if os == "linux" { "Linux" } else { os },
+            extra: if os == "windows" { " (and dx12)" } else { "" },
+        })
+    }
+
     /// The wgpu backends this choice searches (none for OpenCL).
     pub fn to_wgpu(self) -> wgpu::Backends {
         match self {
@@ -230,6 +248,8 @@ pub struct AdapterList {
     pub summaries: Vec<AdapterSummary>,
     /// What was searched, for error messages.
     pub searched: String,
+    /// The backend asked for with --backend, if any.
+    pub requested: Option<BackendChoice>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -243,6 +263,15 @@ pub enum SelectError {
          PoCL on the CPU: sudo apt-get install -y pocl-opencl-icd ocl-icd-libopencl1 (check with `clinfo -l`)."
     )]
     NoneFound { searched: String },
+    #[error(
+        "--backend {backend}: {why}; this gpuvalue runs on {os}, where the backends are vulkan, gl and opencl{extra}"
+    )]
+    Elsewhere {
+        backend: &'static str,
+        why: &'static str,
+        os: &'static str,
+        extra: &'static str,
+    },
     #[error("--adapter {index}: index out of range; there are {count} adapter(s):\n{list}")]
     IndexOutOfRange {
         index: usize,
@@ -309,6 +338,7 @@ pub fn enumerate(backend: Option<BackendChoice>) -> AdapterList {
         adapters,
         summaries,
         searched: searched.join(", "),
+        requested: backend,
     }
 }
 
@@ -418,6 +448,11 @@ impl AdapterList {
 
     /// Indices of the adapters the choice names, best first.
     pub fn select(&self, choice: &AdapterChoice) -> Result<Vec<usize>, SelectError> {
+        if self.summaries.is_empty()
+            && let Some(e) = self.requested.and_then(BackendChoice::elsewhere)
+        {
+            return Err(e);
+        }
         if self.summaries.is_empty() {
             return Err(SelectError::NoneFound {
                 searched: self.searched.clone(),
@@ -530,6 +565,7 @@ mod tests {
                 gpu(2, None),
             ],
             searched: "vulkan".into(),
+            requested: None,
         };
         let pick = |s: &str| list.select(&s.parse().unwrap());
         assert_eq!(pick("pci:00000000:3B:00.0").unwrap(), vec![1]);
@@ -539,5 +575,23 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("(no PCI bus id)"), "{e}");
+    }
+
+    #[test]
+    fn a_backend_of_another_platform_says_so_instead_of_advising_lavapipe() {
+        let list = AdapterList {
+            adapters: Vec::new(),
+            summaries: Vec::new(),
+            searched: "metal".into(),
+            requested: Some(BackendChoice::Metal),
+        };
+        let e = list.select(&AdapterChoice::Best).unwrap_err().to_string();
+        if cfg!(target_os = "linux") {
+            assert!(e.contains("Metal exists only on Apple's systems"), "{e}");
+            assert!(
+                e.contains("runs on Linux") && !e.contains("lavapipe"),
+                "{e}"
+            );
+        }
     }
 }
