@@ -260,6 +260,17 @@ type Measured = BTreeMap<(String, Figure), (Vec<f64>, Vec<String>)>;
 /// Per (catalog GPU, figure), per place, every file's value and name.
 type ByPlace = BTreeMap<(String, Figure), BTreeMap<String, Vec<(f64, String)>>>;
 
+/// A figure to four significant digits or so (12.35, 3350.0, 177840).
+fn short_number(v: f64) -> String {
+    if v.abs() >= 10_000.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// Why a hardware adapter's measured figure is not taken as its catalog GPU's: it lies
 /// outside `PLAUSIBLE` of the GPU's datasheet peak for that unit (per adapter).
 fn implausible(gpu: &crate::catalog::Gpu, u: Figure, v: f64) -> Option<String> {
@@ -269,11 +280,11 @@ fn implausible(gpu: &crate::catalog::Gpu, u: Figure, v: f64) -> Option<String> {
         format!(
             "{} {} {} is {:.1}% of the {} datasheet ({} {}), outside the plausible {:.0}-{:.0}%",
             u.label(),
-            crate::report::fmt::figure(v),
+            short_number(v),
             u.unit(),
             share * 100.0,
             gpu.name,
-            crate::report::fmt::figure(sheet),
+            short_number(sheet),
             u.unit(),
             PLAUSIBLE.0 * 100.0,
             PLAUSIBLE.1 * 100.0
