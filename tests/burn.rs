@@ -90,8 +90,24 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
             "--out",
             f,
         ];
-        let (code, r, _) = burn(&args);
-        assert_eq!(code, 0, "{backend}: {}", reasons(&r));
+        // A software adapter shares a VM's two cores with whatever else the host does: a
+        // run disturbed from outside may WARN (never FAIL: every check is exact). One more
+        // try, and every verdict is said if neither passes.
+        let mut tries = Vec::new();
+        let (code, r) = loop {
+            let (code, r, _) = burn(&args);
+            assert!(
+                r["verdict"] == "PASS" || r["verdict"] == "WARN",
+                "{backend}: a quiet run ended {}: {}",
+                r["verdict"],
+                reasons(&r)
+            );
+            tries.push(format!("{}: {}", r["verdict"], reasons(&r)));
+            if code == 0 || tries.len() == 2 {
+                break (code, r);
+            }
+        };
+        assert_eq!(code, 0, "{backend}: {tries:?}");
         assert_eq!(r["verdict"], "PASS");
         let windows = r["load"]["windows"].as_array().unwrap();
         assert_eq!(windows.len(), 5);
