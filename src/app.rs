@@ -5,11 +5,38 @@ use crate::catalog::{Catalog, Severity};
 use crate::cli::{self, Command, Format};
 use crate::gpu::adapter;
 use crate::rank::{self, Filters, RankOptions};
-use crate::report::fmt::term_text;
 use crate::results::ResultsFile;
 use crate::scenario::ScenarioFile;
 use crate::{bench, report};
 use anyhow::{Context, Result, bail};
+
+/// Prints a line (or lines) on standard output as every command's text output is printed:
+/// names from files escaped for the terminal, prose wrapped to its width (tables come
+/// fitted already).
+macro_rules! say {
+    ($($t:tt)*) => {
+        println!("{}", $crate::report::term::wrap(&$crate::report::fmt::term_text(&format!($($t)*))))
+    };
+}
+
+/// [`say!`] on standard error: warnings, notes and progress. Wrapped only where standard
+/// error is a terminal: in a log, one message stays one line for grep.
+macro_rules! warn {
+    ($($t:tt)*) => {
+        eprintln!("{}", $crate::app::stderr_text(&format!($($t)*)))
+    };
+}
+
+/// A message for standard error: escaped for the terminal, wrapped to its width when
+/// standard error is one.
+pub fn stderr_text(s: &str) -> String {
+    let s = report::fmt::term_text(s);
+    if console::Term::stderr().is_term() {
+        report::term::wrap(&s)
+    } else {
+        s
+    }
+}
 use std::process::ExitCode;
 
 pub fn run(command: Option<Command>) -> Result<ExitCode> {
@@ -61,9 +88,9 @@ fn print_devices(
 ) -> Result<()> {
     match f {
         Format::Table => {
-            println!("{}", term_text(&report::table::devices(shown)));
+            say!("{}", report::table::devices(shown));
             if let Some(best) = default {
-                println!("{}", term_text(&format!("default adapter: {best}")));
+                say!("default adapter: {best}");
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(shown)?),
@@ -81,23 +108,15 @@ fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
     let outcomes = without_new_empty_dir(opts.out.as_deref(), || bench::run(&opts))?;
     let mut failed = false;
     for o in &outcomes {
-        println!("{}", term_text(&report::table::results(&o.results)));
-        println!(
-            "{}",
-            term_text(&format!("results written to {}", o.path.display()))
-        );
+        say!("{}", report::table::results(&o.results));
+        say!("results written to {}", o.path.display());
         failed |= o.any_failed();
     }
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
     if failed {
-        eprintln!(
-            "{}",
-            term_text(
-                "error: at least one probe failed validation or could not run (see the table)"
-            )
-        );
+        warn!("error: at least one probe failed validation or could not run (see the table)");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -151,13 +170,10 @@ fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> {
         return None;
     }
     for o in outcomes.iter().filter(|o| o.interrupted()) {
-        eprintln!(
-            "{}",
-            term_text(&format!(
-                "interrupted: {} finished probe result(s) kept in {} (marked incomplete)",
-                o.results.probes.len(),
-                o.path.display()
-            ))
+        warn!(
+            "interrupted: {} finished probe result(s) kept in {} (marked incomplete)",
+            o.results.probes.len(),
+            o.path.display()
         );
     }
     Some(ExitCode::from(crate::interrupt::EXIT_CODE))
@@ -183,7 +199,7 @@ fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
     let quiet = a.quiet || std::env::var_os("CI").is_some();
     let progress = |what: &str| {
         if !quiet {
-            eprintln!("{}", term_text(&format!("burn: {what}")));
+            warn!("burn: {what}");
         }
     };
     let outcomes = crate::burn::run(&opts, &progress)?;
@@ -193,17 +209,11 @@ fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
     match a.output.format() {
         Format::Table => {
             for o in &outcomes {
-                println!(
-                    "{}",
-                    term_text(&report::burn::render(&o.adapter, &o.record))
-                );
+                say!("{}", report::burn::render(&o.adapter, &o.record));
             }
             if outcomes.len() > 1 {
                 for o in &outcomes {
-                    println!(
-                        "{}",
-                        term_text(&report::burn::verdict_line(&o.adapter, &o.record))
-                    );
+                    say!("{}", report::burn::verdict_line(&o.adapter, &o.record));
                 }
             }
         }
@@ -262,10 +272,7 @@ fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) ->
     match f {
         Format::Table => {
             for (r, p) in files.iter().zip(paths) {
-                println!(
-                    "{}",
-                    term_text(&format!("{}\n{}\n", p.display(), report::table::results(r)))
-                );
+                say!("{}\n{}\n", p.display(), report::table::results(r));
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(files)?),
@@ -366,6 +373,11 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     if let Some(e) = f.unmatched(&c) {
         bail!(e);
     }
+    if a.output.format() == Format::Json {
+        // A catalog file (original prices and currencies) that `--catalog FILE` reads back.
+        println!("{}", serde_json::to_string_pretty(&c.subset(&f))?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let rows = report::catalog::rows(&c, &findings, &f, a.price, &currency)?;
     print_catalog(&rows, &c, &findings, &currency, a.output.format())?;
     Ok(ExitCode::SUCCESS)
@@ -403,19 +415,17 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
     // A CSV's findings in the order of its lines (JSON paths have none: order kept).
     findings.sort_by_key(|f| crate::catalog_csv::line_of(&f.path));
+    // One finding per line, as a compiler prints diagnostics: grep finds each whole.
     for f in &findings {
-        println!("{}", term_text(&f.to_string()));
+        println!("{}", report::fmt::term_text(&f.to_string()));
     }
     let errors = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    println!(
-        "{}",
-        term_text(&format!(
-            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
-            findings.len() - errors
-        ))
+    say!(
+        "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+        findings.len() - errors
     );
     Ok(if errors > 0 {
         ExitCode::from(1)
@@ -433,12 +443,12 @@ fn print_catalog(
 ) -> Result<()> {
     match f {
         Format::Table => {
-            println!("{}", term_text(&report::catalog::table(rows, c, currency)));
+            say!("{}", report::catalog::table(rows, c, currency));
             for x in findings.iter().filter(|x| x.severity == Severity::Error) {
-                eprintln!("{}", term_text(&x.to_string()));
+                warn!("{x}");
             }
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(rows)?),
+        Format::Json => unreachable!("catalog JSON is the catalog file itself"),
         Format::Csv | Format::Markdown => {
             return Err(unsupported("catalog", f, Format::TABLE_JSON));
         }
@@ -474,12 +484,9 @@ fn distinct_files(paths: &[std::path::PathBuf]) -> Vec<&std::path::PathBuf> {
             let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
             let first = seen.insert(key);
             if !first {
-                eprintln!(
-                    "{}",
-                    term_text(&format!(
-                        "warning: {}: the same results file was given twice; counted once",
-                        p.display()
-                    ))
+                warn!(
+                    "warning: {}: the same results file was given twice; counted once",
+                    p.display()
                 );
             }
             first
@@ -494,14 +501,14 @@ fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile
         .map(|p| {
             let r = ResultsFile::load(p)?;
             if !r.complete {
-                eprintln!("{}", term_text(&format!("warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
+                warn!("warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
                     p.display(),
                     if r.interrupted { " (interrupted)" } else { "" },
-                    r.probes.len())));
+                    r.probes.len());
             }
             if !r.concurrent_runs.is_empty() {
-                eprintln!("{}", term_text(&format!("warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
-                    p.display())));
+                warn!("warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
+                    p.display());
             }
             Ok((p.display().to_string(), r))
         })
@@ -542,7 +549,15 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
     let fleet = crate::fleet::analyse(&results, Some(&c));
-    print_rank(&r, &fleet, &burns, a.output.format())?;
+    let view = report::rank::View {
+        rows: if a.settings.top.is_some() || a.details {
+            usize::MAX
+        } else {
+            report::rank::View::SHORT.rows
+        },
+        details: a.details,
+    };
+    print_rank(&r, &fleet, &burns, a.output.format(), view)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -564,6 +579,7 @@ fn print_rank(
     fleet: &crate::fleet::Fleet,
     burns: &crate::fleet::BurnGate,
     f: Format,
+    view: report::rank::View,
 ) -> Result<()> {
     let mut notes = fleet.lines();
     if !fleet.is_notable() {
@@ -573,9 +589,9 @@ fn print_rank(
     let notable = !notes.is_empty();
     match f {
         Format::Table => {
-            println!("{}", term_text(&report::rank::table(r, true)));
+            say!("{}", report::rank::table(r, view));
             if notable {
-                println!("{}", term_text(&notes.join("\n")));
+                say!("{}", notes.join("\n"));
             }
         }
         Format::Json => {
@@ -594,7 +610,7 @@ fn print_rank(
         Format::Csv => {
             print!("{}", report::rank::csv(r)?);
             if notable {
-                eprintln!("{}", term_text(&notes.join("\n")));
+                warn!("{}", notes.join("\n"));
             }
         }
         Format::Markdown => {
@@ -632,7 +648,7 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         .collect();
     let (results, burns) = crate::fleet::burn_gate(all, a.settings.use_failed);
     for line in &burns.excluded {
-        eprintln!("{}", term_text(&format!("burn EXCLUDED: {line}")));
+        warn!("burn EXCLUDED: {line}");
     }
     let opts = rank_options(&a.settings)?;
     if let Some(e) = opts.filters.unmatched(&c) {
@@ -647,12 +663,9 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     let shown: Vec<(String, ResultsFile)> = results.iter().cloned().chain(burn_files).collect();
     let (html, md) = report::render(&shown, &ranks, &c);
     report::write(&a.out, &html, &md)?;
-    println!(
-        "{}",
-        term_text(&format!(
-            "report written to {}/report.html and report.md",
-            a.out.display()
-        ))
+    say!(
+        "report written to {}/report.html and report.md",
+        a.out.display()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -690,7 +703,7 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
 
 fn print_compare(c: &crate::compare::Comparison, f: Format) -> Result<()> {
     match f {
-        Format::Table => println!("{}", term_text(&report::compare::table(c))),
+        Format::Table => say!("{}", report::compare::table(c)),
         Format::Json => println!("{}", serde_json::to_string_pretty(c)?),
         Format::Markdown => print!("{}", report::compare::markdown(c)),
         Format::Csv => return Err(unsupported("compare", f, Format::COMPARE)),
@@ -718,26 +731,40 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     let mut failed = false;
     let mut results = Vec::new();
     for o in &outcomes {
-        println!("{}", term_text(&report::table::results(&o.results)));
-        println!(
-            "{}",
-            term_text(&format!("results written to {}\n", o.path.display()))
-        );
+        say!("{}", report::table::results(&o.results));
+        say!("results written to {}\n", o.path.display());
         failed |= o.any_failed();
         results.push((o.path.display().to_string(), o.results.clone()));
     }
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
+    let mut ranks = Vec::new();
     for s in &scenarios.scenarios {
         let r = rank::rank(&c, &findings, s, &results, &rank_opts)?;
-        println!("{}", term_text(&report::rank::table(&r, false)));
+        say!("{}", report::rank::table(&r, report::rank::View::SHORT));
+        // The full report ranks every instance, not only the top of the short answer.
+        let mut all = rank_opts.clone();
+        all.top = a.settings.top;
+        ranks.push(rank::rank(&c, &findings, s, &results, &all)?);
     }
-    println!(
-        "Figures marked estimated are datasheet peaks x efficiency; bench a cloud GPU with \
-         scripts/bench-gpu.sh and pass its results file to `gpuvalue rank --results FILE` to \
-         measure them."
-    );
+    // The full report (every row, figure, factor and exclusion) beside the results files.
+    if let Some(dir) = outcomes.first().and_then(|o| o.path.parent()) {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        let (html, md) = report::render(&results, &ranks, &c);
+        report::write(dir, &html, &md)?;
+        say!(
+            "Full report (every instance, the figures behind each time, the factors, what was \
+             not ranked): {}/report.html and report.md. Estimated figures are datasheet peaks x \
+             efficiency: bench a cloud GPU with scripts/bench-gpu.sh and pass its results file \
+             to `gpuvalue rank --results FILE` to measure them.",
+            dir.display()
+        );
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -454,6 +454,34 @@ pub const EMBEDDED_NAME: &str = "embedded catalog";
 use crate::files::{parse_json, read_text};
 
 impl Catalog {
+    /// The instances `f` admits, with the GPUs they name and every exchange rate: a catalog
+    /// file of its own (`catalog --format json` writes it; `--catalog FILE` reads it back).
+    pub fn subset(&self, f: &Filters) -> Catalog {
+        let instances: Vec<Instance> = self
+            .instances
+            .iter()
+            .filter(|i| f.admit(i, self.gpu(&i.gpu), None) == Admission::Admitted)
+            .cloned()
+            .collect();
+        let gpus = self
+            .gpus
+            .iter()
+            .filter(|g| instances.iter().any(|i| i.gpu == g.id))
+            .cloned()
+            .collect();
+        Catalog {
+            schema_version: self.schema_version,
+            description: self.description.clone(),
+            currencies: self.currencies.clone(),
+            gpus,
+            instances,
+            origins: Vec::new(),
+            gpu_origins: Vec::new(),
+            currency_origins: BTreeMap::new(),
+            load_findings: Vec::new(),
+        }
+    }
+
     pub fn embedded() -> Catalog {
         Self::parse(EMBEDDED, EMBEDDED_NAME).expect("the embedded catalog parses")
     }

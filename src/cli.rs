@@ -17,6 +17,10 @@ pub struct Cli {
     /// Without a command: `run` (quick bench of this machine, then every scenario ranked).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Print tables and notes at full width. Otherwise they are fitted to the terminal
+    /// ($COLUMNS, else the terminal's own width, else 100 columns for a pipe or file).
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -359,6 +363,11 @@ pub struct RankArgs {
     pub results: Vec<PathBuf>,
     #[command(flatten)]
     pub settings: RankSettings,
+    /// Every ranked row with the figures behind its time (value, datasheet x factor or
+    /// measured), the efficiency factors, and every instance not ranked with the reason.
+    /// Without it: the ten best, one line each.
+    #[arg(long)]
+    pub details: bool,
     #[command(flatten)]
     pub output: RankOutput,
 }

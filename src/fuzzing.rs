@@ -26,7 +26,13 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
                 ..RankOptions::default()
             };
             if let Ok(r) = crate::rank::rank(c, &findings, sc, results, &opts) {
-                let _ = crate::report::rank::table(&r, true);
+                let _ = crate::report::rank::table(
+                    &r,
+                    crate::report::rank::View {
+                        rows: usize::MAX,
+                        details: true,
+                    },
+                );
                 let _ = crate::report::rank::markdown(&r);
                 let _ = crate::report::rank::csv(&r);
             }
@@ -96,7 +102,13 @@ pub fn report(data: &[u8]) -> Outcome {
     for sc in &ScenarioFile::embedded().scenarios {
         let opts = RankOptions::default();
         if let Ok(r) = crate::rank::rank(&c, &findings, sc, &named, &opts) {
-            let _ = crate::report::rank::table(&r, true);
+            let _ = crate::report::rank::table(
+                &r,
+                crate::report::rank::View {
+                    rows: usize::MAX,
+                    details: true,
+                },
+            );
             let _ = crate::report::rank::markdown(&r);
             let _ = crate::report::rank::csv(&r);
             ranks.push(r);

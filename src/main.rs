@@ -4,8 +4,24 @@ use clap::Parser;
 use gpuvalue::cli::{Cli, Command};
 use std::process::ExitCode;
 
+/// $COLUMNS when set (a person's choice), else the terminal's width when standard output is
+/// one, else 100 (a pipe or a file).
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .or_else(|| {
+            console::Term::stdout()
+                .size_checked()
+                .map(|(_, c)| c as usize)
+        })
+        .unwrap_or(gpuvalue::report::term::DEFAULT_WIDTH)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    gpuvalue::report::term::set_width((!cli.wide).then(terminal_width));
     if !matches!(
         cli.command,
         None | Some(Command::Bench(_) | Command::Run(_) | Command::Report(_))
@@ -16,10 +32,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // Names and paths in messages come from files: escaped for the terminal.
-            eprintln!(
-                "{}",
-                gpuvalue::report::fmt::term_text(&format!("error: {e:#}"))
-            );
+            eprintln!("{}", gpuvalue::app::stderr_text(&format!("error: {e:#}")));
             ExitCode::from(2)
         }
     }

@@ -89,6 +89,14 @@ pub struct Efficiency {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankRow {
     pub rank: usize,
+    /// The rank shown: the first rank of the rows whose cost per job is within the model's
+    /// uncertainty ([`RankReport::uncertainty`]) of the cheapest of them, so that two rows a
+    /// few percent apart are a tie ("2=") rather than a strict order.
+    #[serde(default)]
+    pub place: usize,
+    /// Whether another row shares this row's place.
+    #[serde(default)]
+    pub tied: bool,
     pub provider: String,
     pub instance_type: String,
     pub region: String,
@@ -154,6 +162,12 @@ pub struct RankReport {
     pub ranked_total: usize,
     pub machines: Vec<Machine>,
     pub catalog_warnings: Vec<String>,
+    /// How far apart two costs per job must be to be ranked in order: the largest factor by
+    /// which the model missed one of this scenario's published calibration points (of any
+    /// point when the scenario has none; 1.05 when every figure is measured). Costs closer
+    /// than this share a place.
+    #[serde(default = "default_uncertainty")]
+    pub uncertainty: f64,
     /// Measured figures not used as their GPU's (outside the plausible band of its
     /// datasheet), and which files the derived factors come from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -203,7 +217,8 @@ pub fn rank(
         }
     }
     let efficiencies = resolver.used.into_inner().into_values().collect();
-    let ranked_total = order(&mut rows, &mut machines, opts.top);
+    let uncertainty = model_uncertainty(catalog, scenario);
+    let ranked_total = order(&mut rows, &mut machines, opts.top, uncertainty);
     let rate = &catalog.currencies[&opts.currency];
     Ok(RankReport {
         job: scenario.job_name(),
@@ -225,7 +240,53 @@ pub fn rank(
             .map(|f| f.to_string())
             .collect(),
         measurement_notes: notes,
+        uncertainty,
     })
+}
+
+fn default_uncertainty() -> f64 {
+    MEASURED_UNCERTAINTY
+}
+
+/// Two rows whose every figure is measured are ordered when their costs differ by more than
+/// this: the spread a repeated run of the same probes shows on an idle GPU.
+const MEASURED_UNCERTAINTY: f64 = 1.05;
+
+/// The largest factor by which the model misses a published point: of this scenario's
+/// points, else of every point (the same factors stand behind a user's scenario). At least
+/// [`MEASURED_UNCERTAINTY`].
+fn model_uncertainty(catalog: &Catalog, scenario: &Scenario) -> f64 {
+    let cal = embedded_calibration();
+    let scenarios = crate::scenario::ScenarioFile {
+        schema_version: 1,
+        scenarios: vec![scenario.clone()],
+    };
+    let miss = |pts: &mut dyn Iterator<Item = &crate::calibration::Point>| {
+        pts.filter_map(|p| {
+            cal.implied(p, catalog, &scenarios)
+                .ok()
+                .map(|i| i / p.published)
+        })
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .map(|r| r.max(1.0 / r))
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+    };
+    let own = miss(
+        &mut cal
+            .points
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(scenario.id.as_str())),
+    );
+    let all = || {
+        let every = crate::scenario::ScenarioFile::embedded();
+        cal.check(catalog, &every).ok().and_then(|c| {
+            c.iter()
+                .map(|p| p.ratio.max(1.0 / p.ratio))
+                .filter(|r| r.is_finite())
+                .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+        })
+    };
+    own.or_else(all).unwrap_or(1.5).max(MEASURED_UNCERTAINTY)
 }
 
 pub fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
@@ -746,6 +807,8 @@ impl Costing<'_> {
         let budget = self.opts.budget;
         RankRow {
             rank: 0,
+            place: 0,
+            tied: false,
             provider: inst.provider.clone(),
             instance_type: inst.instance_type.clone(),
             region: inst.region.clone(),
@@ -782,7 +845,12 @@ impl Costing<'_> {
 
 /// Sorts by cost per job (then time), numbers the ranks, places each measured machine among
 /// them, and cuts the list at `top`. Gives the number ranked before the cut.
-fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) -> usize {
+fn order(
+    rows: &mut Vec<RankRow>,
+    machines: &mut [Machine],
+    top: Option<usize>,
+    uncertainty: f64,
+) -> usize {
     rows.sort_by(|a, b| {
         a.cost_per_job
             .total_cmp(&b.cost_per_job)
@@ -791,6 +859,7 @@ fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) 
     for (i, r) in rows.iter_mut().enumerate() {
         r.rank = i + 1;
     }
+    share_places(rows, uncertainty);
     let ranked_total = rows.len();
     for m in machines {
         m.instances_faster = m
@@ -801,6 +870,28 @@ fn order(rows: &mut Vec<RankRow>, machines: &mut [Machine], top: Option<usize>) 
         rows.truncate(n);
     }
     ranked_total
+}
+
+/// Places: a row whose cost is within the uncertainty of the cheapest row of the current
+/// group joins it (measured-only pairs use [`MEASURED_UNCERTAINTY`]); the group's members
+/// share the first one's rank. Groups start at a row, never chain past the first's band.
+fn share_places(rows: &mut [RankRow], uncertainty: f64) {
+    let mut lead = 0;
+    for i in 0..rows.len() {
+        let band = if rows[i].basis == Source::Measured && rows[lead].basis == Source::Measured {
+            MEASURED_UNCERTAINTY
+        } else {
+            uncertainty
+        };
+        if i > 0 && rows[i].cost_per_job <= rows[lead].cost_per_job * band {
+            rows[i].place = rows[lead].rank;
+            rows[i].tied = true;
+            rows[lead].tied = true;
+        } else {
+            lead = i;
+            rows[i].place = rows[i].rank;
+        }
+    }
 }
 
 /// A factor measured in this ranking: median measured / datasheet over `n` GPU models.

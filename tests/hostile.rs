@@ -8,11 +8,13 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs the binary in `cwd`, killing it after 60 s (a hang is a failure, not a stuck CI).
+/// Output is at full width (tables unwrapped), so each message is found whole.
 fn gv_in(cwd: &Path, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
         .args(args)
         .current_dir(cwd)
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("COLUMNS", "100000")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

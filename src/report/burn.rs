@@ -73,7 +73,9 @@ pub fn render(a: &AdapterSummary, r: &BurnRecord) -> String {
             })
             .collect();
         if !rows.is_empty() {
-            out.push_str(&Table::new(rows).with(Style::rounded()).to_string());
+            out.push_str(&super::term::fit(
+                Table::new(rows).with(Style::rounded()).to_owned(),
+            ));
             out.push('\n');
         }
     }

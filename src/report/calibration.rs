@@ -137,21 +137,21 @@ impl Table {
     /// Terminal form: the rules, then the points.
     pub fn text(&self) -> String {
         let mut s = String::from("Efficiency factors (datasheet peak x factor = estimate):\n");
-        s.push_str(
-            &Tabled_::new(self.rule_rows())
+        s.push_str(&super::term::fit(
+            Tabled_::new(self.rule_rows())
                 .with(Style::rounded())
-                .to_string(),
-        );
+                .to_owned(),
+        ));
         s.push_str("\nPublished results recomputed from the catalog and the scenario model (ratio = implied / published; (check): not fitted on):\n");
-        s.push_str(
-            &Tabled_::new(self.point_rows())
+        s.push_str(&super::term::fit(
+            Tabled_::new(self.point_rows())
                 .with(Style::rounded())
-                .to_string(),
-        );
+                .to_owned(),
+        ));
         s.push('\n');
         s.push_str(&self.verdict());
         s.push('\n');
-        term_text(&s)
+        super::term::wrap(&term_text(&s))
     }
 
     /// Markdown form, as the README shows it.

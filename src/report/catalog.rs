@@ -93,11 +93,51 @@ pub fn rows(
     Ok(out)
 }
 
+/// One catalog row in the terminal: short headers, instance and GPU cells that wrap
+/// between words.
+#[derive(Tabled)]
+struct Line {
+    instance: String,
+    region: String,
+    #[tabled(rename = "GPUs")]
+    gpus: String,
+    #[tabled(rename = "vCPU")]
+    vcpu: String,
+    price: String,
+    #[tabled(rename = "as of")]
+    as_of: String,
+    status: String,
+}
+
 pub fn table(rows: &[CatalogRow], c: &Catalog, currency: &str) -> String {
     let rate = &c.currencies[currency];
+    let lines = rows.iter().map(|r| Line {
+        instance: format!("{} {}", r.provider, r.instance_type),
+        region: r.region.clone(),
+        gpus: match r.gpu_memory_gb {
+            Some(m) => format!("{} ({m} GB)", r.gpus),
+            None => r.gpus.clone(),
+        },
+        vcpu: opt(&r.vcpu),
+        price: match (&r.price_per_hour, &r.original_price) {
+            (Some(p), Some(o)) => format!("{p:.4}\n({o})"),
+            (Some(p), None) => format!("{p:.4}"),
+            _ => "-".into(),
+        },
+        as_of: format!("{} {}", r.as_of, r.confidence),
+        status: r.status.clone(),
+    });
+    let mut t = Table::new(lines);
+    t.with(Style::rounded());
+    let header = format!("{currency}/h");
+    t.with(
+        tabled::settings::Modify::new(tabled::settings::object::Cell::new(0, 4)).with(
+            tabled::settings::format::Format::content(move |_| header.clone()),
+        ),
+    );
     format!(
         "{}\nprices per hour in {currency}; conversion at {} {currency} per USD as of {} ({})",
-        Table::new(rows).with(Style::rounded()),
+        super::term::fit(t),
         rate.per_usd,
         rate.as_of,
         rate.source

@@ -90,7 +90,7 @@ pub fn table(c: &Comparison) -> String {
     format!(
         "{}\n{}\n{}",
         heading(c),
-        Table::new(lines(c)).with(Style::rounded()),
+        super::term::fit(Table::new(lines(c)).with(Style::rounded()).to_owned()),
         footer(c)
     )
 }

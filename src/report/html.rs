@@ -177,14 +177,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
     if let Some(j) = &rep.scenario.job {
         let _ = write!(s, " Assumption: {}.", esc(&j.assumption));
     }
-    let _ = write!(
-        s,
-        "</p><p>Prices: {} in {} ({}).</p>",
-        esc(&rep.pricing),
-        esc(&rep.currency),
-        esc(&rep.currency_rate)
-    );
-    let _ = write!(s, "<p>Model: {}.</p>", esc(&rep.scenario.model_line()));
+    s.push_str("</p>");
     for e in &rep.efficiencies {
         let _ = write!(
             s,
@@ -196,6 +189,58 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
             esc(&e.basis)
         );
     }
+    charts_html(s, rep);
+    let budget = !rep.rows.is_empty()
+        && rep
+            .rows
+            .iter()
+            .all(|x| super::rank::budget_cell(x).is_some());
+    let _ = write!(
+        s,
+        "<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>figures used (per GPU)</th><th>{c}/h</th><th>time/job</th><th>{c}/job</th><th>price as of</th>{}</tr>",
+        if budget { "<th>budget buys</th>" } else { "" },
+        c = esc(&rep.currency)
+    );
+    for x in &rep.rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td>{}</tr>",
+            esc(&super::rank::place(x)),
+            esc(&x.provider),
+            esc(&x.instance_type),
+            esc(&x.region),
+            x.gpu_count,
+            esc(&x.gpu_name),
+            if x.basis == Source::Measured {
+                "measured"
+            } else {
+                "estimated"
+            },
+            esc(&super::rank::figures_used(x)),
+            super::rank::sig(x.price_per_hour),
+            esc(&super::rank::hours(x.hours_per_job)),
+            super::rank::sig(x.cost_per_job),
+            esc(&x.price_as_of),
+            esc(&super::rank::tier_and_confidence(x)),
+            super::rank::budget_cell(x).map_or(String::new(), |b| format!("<td>{}</td>", esc(&b)))
+        );
+    }
+    s.push_str("</table>");
+    for l in super::rank::summary_lines(rep, rep.rows.len(), true) {
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&l));
+    }
+    for m in &rep.machines {
+        let _ = write!(
+            s,
+            "<p>Measured machine: {}.</p>",
+            esc(&super::rank::machine_line(rep, m))
+        );
+    }
+    s.push_str("</section>");
+}
+
+/// The value and cost charts of a ranking: its first 15 rows, saying so when there are more.
+fn charts_html(s: &mut String, rep: &RankReport) {
     let top: Vec<_> = rep.rows.iter().take(15).collect();
     let label = |x: &crate::rank::RankRow| {
         format!(
@@ -223,8 +268,13 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
         s,
         "<figure>{}</figure>",
         svg::bars(
-            &format!("Value, {}: jobs per 1000 {}", rep.scenario.id, rep.currency),
-            &format!("jobs per 1000 {}", rep.currency),
+            &format!(
+                "Value, {}: jobs per 1,000 {}{}",
+                rep.scenario.id,
+                rep.currency,
+                chart_cut(top.len(), rep.rows.len())
+            ),
+            &format!("jobs per 1,000 {}", rep.currency),
             &value
         )
     );
@@ -232,48 +282,24 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
         s,
         "<figure>{}</figure>",
         svg::bars(
-            &format!("Cost to finish one job, {}", rep.scenario.id),
+            &format!(
+                "Cost to finish one job, {}{}",
+                rep.scenario.id,
+                chart_cut(top.len(), rep.rows.len())
+            ),
             &format!("{} per job", rep.currency),
             &cost
         )
     );
-    s.push_str("<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>figures used (per GPU)</th><th>price/h</th><th>time/job (h)</th><th>cost/job</th><th>price as of</th></tr>");
-    for x in &rep.rows {
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td></tr>",
-            x.rank,
-            esc(&x.provider),
-            esc(&x.instance_type),
-            esc(&x.region),
-            x.gpu_count,
-            esc(&x.gpu_name),
-            if x.basis == Source::Measured {
-                "measured"
-            } else {
-                "estimated"
-            },
-            esc(&super::rank::figures_used(x)),
-            figure(x.price_per_hour),
-            figure(x.hours_per_job),
-            figure(x.cost_per_job),
-            esc(&x.price_as_of),
-            esc(&super::rank::tier_and_confidence(x))
-        );
+}
+
+/// " (the first 15 of 28 ranked)" when a chart shows fewer bars than the table has rows.
+fn chart_cut(shown: usize, all: usize) -> String {
+    if shown < all {
+        format!(" (the first {shown} of {all} ranked)")
+    } else {
+        String::new()
     }
-    s.push_str("</table>");
-    for m in &rep.machines {
-        let _ = write!(
-            s,
-            "<p>Measured machine {}: {}.</p>",
-            esc(&m.adapter),
-            m.hours_per_job.map_or(
-                "a figure this scenario needs was not measured".into(),
-                |h| format!("{} hours per job", figure(h))
-            )
-        );
-    }
-    s.push_str("</section>");
 }
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\

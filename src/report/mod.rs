@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod rank;
 pub mod svg;
 pub mod table;
+pub mod term;
 
 use crate::catalog::Catalog;
 use crate::rank::RankReport;

@@ -1,17 +1,18 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
-use super::fmt::{csv_cell, figure, md, money};
+use super::fmt::{csv_cell, md};
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
-fn hours(h: f64) -> String {
+/// A duration to three significant figures: minutes below an hour, days from 48 hours.
+pub fn hours(h: f64) -> String {
     if h >= 48.0 {
-        format!("{:.1} d", h / 24.0)
+        format!("{} d", sig(h / 24.0))
     } else if h >= 1.0 {
-        format!("{h:.2} h")
+        format!("{} h", sig(h))
     } else {
-        format!("{:.1} min", h * 60.0)
+        format!("{} min", sig(h * 60.0))
     }
 }
 
@@ -23,12 +24,49 @@ fn basis(s: Source) -> &'static str {
     }
 }
 
+/// How much of a ranking the terminal table shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Rows shown (the rest are counted).
+    pub rows: usize,
+    /// Per-figure detail per row, every efficiency factor, every instance not ranked.
+    pub details: bool,
+}
+
+impl View {
+    /// The short answer: ten rows, one line each.
+    pub const SHORT: View = View {
+        rows: 10,
+        details: false,
+    };
+}
+
+/// One instance on one line: the short answer.
 #[derive(Tabled)]
-struct Row {
+struct Short {
     #[tabled(rename = "#")]
-    rank: usize,
+    place: String,
     instance: String,
+    #[tabled(rename = "GPUs")]
     gpus: String,
+    #[tabled(rename = "price/h")]
+    price: String,
+    #[tabled(rename = "time/job")]
+    time: String,
+    #[tabled(rename = "cost/job")]
+    cost: String,
+    basis: String,
+}
+
+/// One instance with the figures behind its time: `--details`.
+#[derive(Tabled)]
+struct Detailed {
+    #[tabled(rename = "#")]
+    place: String,
+    instance: String,
+    #[tabled(rename = "GPUs")]
+    gpus: String,
+    #[tabled(rename = "figures used (per GPU)")]
     figures: String,
     #[tabled(rename = "price/h")]
     price: String,
@@ -36,110 +74,333 @@ struct Row {
     time: String,
     #[tabled(rename = "cost/job")]
     cost: String,
-    #[tabled(rename = "jobs per 1000")]
-    value: String,
-    budget: String,
-    notes: String,
 }
 
-fn figures_text(r: &crate::rank::RankRow) -> String {
-    let mut s = format!("[{}]", basis(r.basis));
-    for f in &r.figures {
-        s.push_str(&format!(
-            "\n{} {} {}\n  {}",
-            f.figure,
-            figure(f.value),
-            f.unit,
-            f.short
-        ));
+/// "2=" for a shared place, "2" alone.
+pub fn place(x: &crate::rank::RankRow) -> String {
+    if x.tied {
+        format!("{}=", x.place.max(1))
+    } else {
+        x.rank.to_string()
+    }
+}
+
+/// A figure for people: its label and value in a readable unit (TFLOPS from 10,000 GFLOPS).
+pub fn figure_value(f: &crate::rank::FigureUse) -> String {
+    let label = crate::scenario::Figure::ALL
+        .iter()
+        .find(|k| k.name() == f.figure)
+        .map_or(f.figure.as_str(), |k| k.label());
+    format!("{label} {}", scaled(f.value, &f.unit))
+}
+
+/// A value with its unit, scaled up a step past 10,000 (GFLOPS to TFLOPS, GB/s to TB/s),
+/// to three significant figures.
+pub fn scaled(v: f64, unit: &str) -> String {
+    let up = match unit {
+        "GFLOPS" => Some("TFLOPS"),
+        "GOPS" => Some("TOPS"),
+        "GB/s" => Some("TB/s"),
+        _ => None,
+    };
+    match up {
+        Some(u) if v >= 10_000.0 => format!("{} {u}", sig(v / 1000.0)),
+        _ => format!("{} {unit}", sig(v)),
+    }
+}
+
+fn instance_cell(x: &crate::rank::RankRow) -> String {
+    format!("{} {} ({})", x.provider, x.instance_type, x.region)
+}
+
+fn gpus_cell(x: &crate::rank::RankRow) -> String {
+    format!("{} x {}", x.gpu_count, x.gpu_name)
+}
+
+/// The price with a `*` where the row has a note (listed under the table) and its tier
+/// when it is not a list price.
+fn price_short(x: &crate::rank::RankRow) -> String {
+    let mut s = sig(x.price_per_hour);
+    if x.price_tier == "reported" {
+        s.push_str(" REPORTED");
+    }
+    if !x.warnings.is_empty() {
+        s.push('*');
     }
     s
 }
 
-/// The figures a row used, on one line: name, value per GPU, and how it was found.
+/// What the budget buys, in whole jobs where it buys one: "30 jobs, 12.5 d", "<1 job".
+pub fn budget_cell(x: &crate::rank::RankRow) -> Option<String> {
+    match (x.budget_jobs, x.budget_hours) {
+        (Some(j), Some(h)) if j >= 1.0 => Some(format!(
+            "{} job{} ({})",
+            thousands(j.floor()),
+            if j >= 2.0 { "s" } else { "" },
+            hours(h)
+        )),
+        (Some(j), Some(h)) => Some(format!("<1 job ({:.0}%, {})", j * 100.0, hours(h))),
+        _ => None,
+    }
+}
+
+/// The ranking as a terminal table: a heading line, the rows (`view`), then the model,
+/// prices, caveats and measured machines, each a short line.
+pub fn table(r: &RankReport, view: View) -> String {
+    let shown = &r.rows[..r.rows.len().min(view.rows)];
+    let mut out = format!("{}: {}\n", r.scenario.id, r.job);
+    let table = if view.details {
+        let rows = shown.iter().map(|x| Detailed {
+            place: place(x),
+            instance: instance_cell(x),
+            gpus: gpus_cell(x),
+            figures: x
+                .figures
+                .iter()
+                .map(|f| format!("{}\n  {}", figure_value(f), f.short))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            price: format!(
+                "{}\n{}\n{}",
+                price_short(x),
+                x.price_as_of,
+                tier_and_confidence(x)
+            ),
+            time: hours(x.hours_per_job),
+            cost: sig(x.cost_per_job),
+        });
+        let mut t = Table::new(rows);
+        rename_money_columns(&mut t, &r.currency, &[4, 6]);
+        t
+    } else {
+        let rows = shown.iter().map(|x| Short {
+            place: place(x),
+            instance: instance_cell(x),
+            gpus: gpus_cell(x),
+            price: price_short(x),
+            time: hours(x.hours_per_job),
+            cost: sig(x.cost_per_job),
+            basis: basis(x.basis).into(),
+        });
+        let mut t = Table::new(rows);
+        rename_money_columns(&mut t, &r.currency, &[3, 5]);
+        t
+    };
+    let mut t = table;
+    if let Some(b) = budget_column(shown) {
+        t.with(tabled::settings::Concat::horizontal(b));
+    }
+    t.with(Style::rounded());
+    out.push_str(&super::term::fit(t));
+    out.push('\n');
+    for l in summary_lines(r, shown.len(), view.details) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    if view.details {
+        for l in heading(r) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        if !r.excluded.is_empty() {
+            out.push_str(&format!("Not ranked ({}):\n", r.excluded.len()));
+            for e in &r.excluded {
+                out.push_str(&format!("  {}: {}\n", e.instance, e.reason));
+            }
+        }
+    }
+    out.push_str(&machines_text(r));
+    out
+}
+
+/// The budget column ("budget buys") when a budget was given.
+fn budget_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+    let cells: Vec<String> = shown.iter().filter_map(budget_cell).collect();
+    if cells.is_empty() || cells.len() != shown.len() {
+        return None;
+    }
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["budget buys".to_string()]);
+    for c in cells {
+        b.push_record([c]);
+    }
+    Some(b.build())
+}
+
+/// "price/h" and "cost/job" headers carry the currency ("USD/h", "USD/job").
+fn rename_money_columns(t: &mut Table, currency: &str, cols: &[usize]) {
+    use tabled::settings::Modify;
+    use tabled::settings::format::Format;
+    use tabled::settings::object::Cell;
+    let names = [format!("{currency}/h"), format!("{currency}/job")];
+    for (c, name) in cols.iter().zip(names) {
+        t.with(Modify::new(Cell::new(0, *c)).with(Format::content(move |_| name.clone())));
+    }
+}
+
+/// The lines under every form of the ranking (terminal, Markdown, HTML): what was
+/// ranked, the model and its uncertainty, the prices and their age, the budget, notes on
+/// shown rows, and what is not shown.
+pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    let estimated = r.rows.iter().any(|x| x.basis != Source::Measured);
+    v.push(format!(
+        "Model: {}.{}",
+        r.scenario.model_line(),
+        if estimated {
+            " Estimated rows: datasheet peak x an efficiency calibrated on published results \
+             (`gpuvalue calibration`); measured rows: your results files."
+        } else {
+            ""
+        }
+    ));
+    v.push(format!(
+        "Ties: costs within {:.0}% of each other share a place (\"2=\"): the model's largest miss on a published point.",
+        (r.uncertainty - 1.0) * 100.0
+    ));
+    v.push(format!(
+        "Prices: {} per hour in {}{}; {}.",
+        r.pricing.replace('_', "-"),
+        r.currency,
+        if r.currency == "USD" {
+            String::new()
+        } else {
+            format!(" ({})", r.currency_rate)
+        },
+        price_dates(&r.rows[..shown.min(r.rows.len())])
+    ));
+    if let Some(b) = r
+        .rows
+        .first()
+        .and_then(|x| x.budget_hours.map(|h| h * x.price_per_hour))
+    {
+        v.push(format!(
+            "Budget: {} {} (\"budget buys\": whole jobs it pays for, and the hours it rents).",
+            sig(b),
+            r.currency
+        ));
+    }
+    for w in currency_warnings(r) {
+        v.push(format!("Caveat: {w}"));
+    }
+    // The same note on several rows (a stale price) is said once, naming the rows.
+    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
+    for x in r.rows.iter().take(shown) {
+        for w in &x.warnings {
+            match notes.iter_mut().find(|(n, _)| n == w) {
+                Some((_, rows)) => rows.push(format!("#{}", x.rank)),
+                None => notes.push((w.clone(), vec![format!("#{}", x.rank)])),
+            }
+        }
+    }
+    for (n, rows) in notes {
+        v.push(format!("* {}: {n}", rows.join(", ")));
+    }
+    for n in &r.measurement_notes {
+        v.push(format!("Measurement flagged: {n}"));
+    }
+    let mut more = Vec::new();
+    if r.rows.len() > shown {
+        more.push(format!("{} more ranked (--top N)", r.rows.len() - shown));
+    } else if r.ranked_total > r.rows.len() {
+        more.push(format!(
+            "{} more ranked (--top N)",
+            r.ranked_total - r.rows.len()
+        ));
+    }
+    if !r.excluded.is_empty() && !details {
+        more.push(format!("{} not ranked", r.excluded.len()));
+    }
+    if !details {
+        more.push("figures, factors and exclusions: --details".into());
+    }
+    if !more.is_empty() {
+        v.push(format!("Not shown: {}.", more.join("; ")));
+    }
+    v
+}
+
+/// "as of 2026-11 (8 rows), 2024-12 (2 rows)" for the shown rows.
+fn price_dates(rows: &[crate::rank::RankRow]) -> String {
+    let mut dates: std::collections::BTreeMap<&str, usize> = Default::default();
+    for x in rows {
+        *dates.entry(x.price_as_of.as_str()).or_default() += 1;
+    }
+    let parts: Vec<String> = dates
+        .iter()
+        .rev()
+        .map(|(d, n)| format!("{d} ({n} row{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    format!("as of {}", parts.join(", "))
+}
+
+/// Catalog warnings about the exchange rate of the ranking's currency (a stale rate moves
+/// every converted price).
+fn currency_warnings(r: &RankReport) -> Vec<String> {
+    let key = format!("currencies.{}.", r.currency);
+    r.catalog_warnings
+        .iter()
+        .filter(|w| w.contains(&key))
+        .map(|w| w.trim_start_matches("warning: ").to_string())
+        .collect()
+}
+
+/// Three significant figures, thousands separated: 0.526, 16.6, 111, 1,234.
+pub fn sig(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let a = x.abs();
+    if a >= 999.5 {
+        return thousands(x.round());
+    }
+    let decimals = if a == 0.0 {
+        0
+    } else {
+        (2 - a.log10().floor() as i32).clamp(0, 6) as usize
+    };
+    format!("{x:.decimals$}")
+}
+
+/// A whole number with thousands separators: 1,234,567.
+pub fn thousands(x: f64) -> String {
+    let digits = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 { format!("-{out}") } else { out }
+}
+
+/// The figures a row used, on one line: what, value per GPU, and how it was found.
 pub fn figures_used(r: &crate::rank::RankRow) -> String {
     r.figures
         .iter()
-        .map(|f| format!("{} {} {} ({})", f.figure, figure(f.value), f.unit, f.short))
+        .map(|f| format!("{} ({})", figure_value(f), f.short))
         .collect::<Vec<_>>()
         .join("; ")
 }
 
-/// Heading lines shared by the table and Markdown forms.
-fn heading(r: &RankReport) -> Vec<String> {
-    let mut v = vec![
-        format!("Scenario {}: {}", r.scenario.id, r.scenario.description),
-        format!("Job: {}", r.job),
-    ];
+/// What stands behind the estimates: the scenario, the job's assumption and every
+/// efficiency factor with its origin (the detailed forms: `--details`, Markdown, HTML).
+pub fn heading(r: &RankReport) -> Vec<String> {
+    let mut v = vec![format!(
+        "Scenario {}: {}",
+        r.scenario.id, r.scenario.description
+    )];
     if let Some(j) = &r.scenario.job {
         v.push(format!("Assumption: {}", j.assumption));
     }
-    v.push(format!("Model: {}", r.scenario.model_line()));
-    v.push(format!(
-        "Prices: {} in {} ({})",
-        r.pricing, r.currency, r.currency_rate
-    ));
     for e in &r.efficiencies {
         v.push(format!(
             "Efficiency of {} on {}: {:.2}, {} ({})",
             e.figure, e.applies_to, e.factor, e.origin, e.basis
         ));
     }
-    if !r.efficiencies.is_empty() {
-        v.push("Estimates are datasheet peak x efficiency; `gpuvalue calibration` recomputes every published point behind the factors.".into());
-    }
-    for n in &r.measurement_notes {
-        v.push(format!("Measurement flagged: {n}"));
-    }
     v
-}
-
-/// The ranking as a terminal table; `list_excluded` lists every instance not ranked (else
-/// one line counts them).
-pub fn table(r: &RankReport, list_excluded: bool) -> String {
-    let rows: Vec<Row> = r
-        .rows
-        .iter()
-        .map(|x| Row {
-            rank: x.rank,
-            instance: format!("{} {}\n{}", x.provider, x.instance_type, x.region),
-            gpus: format!("{} x {}", x.gpu_count, x.gpu_name),
-            figures: figures_text(x),
-            price: format!(
-                "{} {}\n{} ({})",
-                money(x.price_per_hour),
-                x.currency,
-                x.price_as_of,
-                tier_and_confidence(x)
-            ),
-            time: hours(x.hours_per_job),
-            cost: format!("{} {}", money(x.cost_per_job), x.currency),
-            value: format!("{:.2}", 1000.0 * x.jobs_per_currency_unit),
-            budget: match (x.budget_hours, x.budget_jobs) {
-                (Some(h), Some(j)) => format!("{} / {j:.2} jobs", hours(h)),
-                _ => "-".into(),
-            },
-            notes: x.warnings.join("; "),
-        })
-        .collect();
-    let mut out = heading(r).join("\n");
-    out.push('\n');
-    out.push_str(&Table::new(rows).with(Style::rounded()).to_string());
-    out.push('\n');
-    out.push_str(&machines_text(r));
-    if !r.excluded.is_empty() && list_excluded {
-        out.push_str(&format!("\nNot ranked ({}):\n", r.excluded.len()));
-        for e in &r.excluded {
-            out.push_str(&format!("  {}: {}\n", e.instance, e.reason));
-        }
-    } else if !r.excluded.is_empty() {
-        out.push_str(&format!(
-            "{} catalog instances not ranked (no price of this kind, reported prices without --include-reported, retired types, missing figures, catalog errors): `gpuvalue rank --scenario {}` lists them\n",
-            r.excluded.len(),
-            r.scenario.id
-        ));
-    }
-    out
 }
 
 /// Where each measured machine stands: its time per job and how many instances beat it.
@@ -180,20 +441,24 @@ pub fn machine_line(r: &RankReport, m: &crate::rank::Machine) -> String {
     )
 }
 
-/// The ranking as Markdown: heading lines, one table row per instance, the machines.
+/// The ranking as Markdown: the heading, every row with the figures behind it (and what the
+/// budget buys when one was given), then the same summary lines as the terminal.
 pub fn markdown(r: &RankReport) -> String {
-    let mut out = String::new();
+    let mut out = format!("**{}: {}**  \n", md(&r.scenario.id), md(&r.job));
     for l in heading(r) {
         out.push_str(&format!("{}  \n", md(&l)));
     }
+    let budget = r.rows.iter().all(|x| budget_cell(x).is_some()) && !r.rows.is_empty();
     out.push_str(&format!(
-        "\n| # | instance | region | GPUs | basis | figures used (per GPU) | price/h ({c}) | time/job | cost/job ({c}) | jobs per 1000 {c} |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "\n| # | instance | region | GPUs | basis | figures used (per GPU) | {c}/h | time/job | {c}/job | jobs per 1,000 {c} |{}\n|---|---|---|---|---|---|---|---|---|---|{}\n",
+        if budget { " budget buys |" } else { "" },
+        if budget { "---|" } else { "" },
         c = md(&r.currency)
     ));
     for x in &r.rows {
         out.push_str(&format!(
-            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {} | {:.2} |\n",
-            x.rank,
+            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {} | {} |{}\n",
+            place(x),
             md(&x.provider),
             md(&x.instance_type),
             md(&x.region),
@@ -203,16 +468,18 @@ pub fn markdown(r: &RankReport) -> String {
             md(&figures_used(x)),
             price_cell(x),
             hours(x.hours_per_job),
-            money(x.cost_per_job),
-            1000.0 * x.jobs_per_currency_unit
+            sig(x.cost_per_job),
+            sig(1000.0 * x.jobs_per_currency_unit),
+            budget_cell(x).map_or(String::new(), |b| format!(" {} |", md(&b)))
         ));
     }
+    out.push('\n');
+    for l in summary_lines(r, r.rows.len(), true) {
+        out.push_str(&format!("{}  \n", md(&l)));
+    }
     let m = machines_text(r);
-    if !m.is_empty() {
-        out.push('\n');
-        for l in m.lines() {
-            out.push_str(&format!("{}  \n", md(l)));
-        }
+    for l in m.lines() {
+        out.push_str(&format!("{}  \n", md(l)));
     }
     out
 }
@@ -241,6 +508,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "price_tier",
         "figures",
         "warnings",
+        "place",
     ])?;
     for x in &r.rows {
         let figs: Vec<String> = x
@@ -278,6 +546,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             x.price_tier.clone(),
             csv_cell(&figs.join("; ")),
             csv_cell(&x.warnings.join("; ")),
+            place(x),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
@@ -286,9 +555,9 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
 /// A price, marked when it is `reported` (unverified).
 fn price_cell(x: &crate::rank::RankRow) -> String {
     if x.price_tier == "reported" {
-        format!("{} (REPORTED)", money(x.price_per_hour))
+        format!("{} (REPORTED)", sig(x.price_per_hour))
     } else {
-        money(x.price_per_hour)
+        sig(x.price_per_hour)
     }
 }
 

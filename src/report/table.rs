@@ -18,16 +18,12 @@ fn mib(b: u64) -> String {
 struct DeviceRow {
     #[tabled(rename = "#")]
     index: usize,
+    #[tabled(rename = "adapter")]
     name: String,
-    vendor: String,
-    #[tabled(rename = "type")]
-    device_type: String,
+    #[tabled(rename = "backend")]
     backend: String,
     driver: String,
-    #[tabled(rename = "max buffer / binding")]
-    buffers: String,
-    #[tabled(rename = "wg mem / invocations")]
-    workgroup: String,
+    limits: String,
     features: String,
 }
 
@@ -74,30 +70,30 @@ pub fn devices(list: &[AdapterSummary]) -> String {
             for p in &s.other_paths {
                 feats.push(format!("also on {p}"));
             }
+            let vendor = match &s.pci_bus_id {
+                Some(bus) => format!(
+                    "{} {:04x}:{:04x}, pci {bus}",
+                    s.vendor, s.vendor_id, s.device_id
+                ),
+                None => format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
+            };
             DeviceRow {
                 index: s.index,
-                name: if s.software {
-                    format!("{}\n[software adapter]", s.name)
-                } else {
-                    s.name.clone()
-                },
-                vendor: match &s.pci_bus_id {
-                    Some(bus) => format!(
-                        "{} {:04x}:{:04x}\npci {bus}",
-                        s.vendor, s.vendor_id, s.device_id
-                    ),
-                    None => format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
-                },
-                device_type: s.device_type.clone(),
-                backend: s.backend.clone(),
-                driver: format!("{}\n{}", s.driver, s.driver_info),
-                buffers: format!(
-                    "{} / {}",
-                    mib(s.limits.max_buffer_size),
-                    mib(s.limits.max_storage_buffer_binding_size)
+                name: format!(
+                    "{}{}\n{vendor}",
+                    s.name,
+                    if s.software {
+                        " [software adapter]"
+                    } else {
+                        ""
+                    }
                 ),
-                workgroup: format!(
-                    "{} KiB / {}, {} groups/dim",
+                backend: format!("{}\n{}", s.backend, s.device_type),
+                driver: format!("{}\n{}", s.driver, s.driver_info),
+                limits: format!(
+                    "buffer {} (binding {})\nworkgroup {} KiB, {} invocations\n{} groups per dimension",
+                    mib(s.limits.max_buffer_size),
+                    mib(s.limits.max_storage_buffer_binding_size),
                     s.limits.max_compute_workgroup_storage_size / 1024,
                     s.limits.max_compute_invocations_per_workgroup,
                     s.limits.max_compute_workgroups_per_dimension
@@ -105,12 +101,12 @@ pub fn devices(list: &[AdapterSummary]) -> String {
                 features: if feats.is_empty() {
                     "-".into()
                 } else {
-                    feats.join("\n")
+                    feats.join(", ")
                 },
             }
         })
         .collect();
-    Table::new(rows).with(Style::rounded()).to_string()
+    super::term::fit(Table::new(rows).with(Style::rounded()).to_owned())
 }
 
 #[derive(Tabled)]
@@ -118,10 +114,9 @@ struct ProbeRow {
     probe: String,
     status: String,
     median: String,
-    min: String,
-    max: String,
-    unit: String,
-    n: String,
+    #[tabled(rename = "min..max")]
+    range: String,
+    #[tabled(rename = "runs, timing")]
     timing: String,
     #[tabled(rename = "check (error)")]
     check: String,
@@ -178,19 +173,18 @@ pub fn results(r: &ResultsFile) -> String {
         .probes
         .iter()
         .map(|p| {
-            let (median, min, max, n) = match (&p.value, p.status) {
+            let (median, range, n) = match (&p.value, p.status) {
                 (Some(v), Status::Ok) => (
-                    probe_value(v.median),
-                    probe_value(v.min),
-                    probe_value(v.max),
-                    v.n.to_string(),
+                    format!("{} {}", probe_value(v.median), p.unit),
+                    format!("{}..{}", probe_value(v.min), probe_value(v.max)),
+                    format!("{} x ", v.n),
                 ),
-                _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+                _ => ("-".into(), "-".into(), String::new()),
             };
             let timing = p
                 .timing
                 .as_ref()
-                .map(|t| format!("{}, {}/sample", t.method, t.iters_per_sample))
+                .map(|t| format!("{n}{}, {}/sample", t.method, t.iters_per_sample))
                 .unwrap_or_else(|| "-".into());
             let check = p
                 .validation
@@ -223,10 +217,7 @@ pub fn results(r: &ResultsFile) -> String {
                 probe: p.name.clone(),
                 status: p.status.to_string(),
                 median,
-                min,
-                max,
-                unit: p.unit.clone(),
-                n,
+                range,
                 timing,
                 check,
                 notes: wrap(&notes.join("; "), 46),
@@ -236,7 +227,7 @@ pub fn results(r: &ResultsFile) -> String {
     let mut out = format!(
         "{}\n{}",
         heading(r),
-        Table::new(rows).with(Style::rounded())
+        super::term::fit(Table::new(rows).with(Style::rounded()).to_owned())
     );
     // The heading already says when the run is incomplete.
     for c in r.caveats().iter().filter(|c| !c.starts_with("incomplete")) {

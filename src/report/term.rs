@@ -1,0 +1,192 @@
+//! The terminal's width and fitting output to it: tables shrink their widest columns and
+//! wrap cells at word boundaries, prose lines wrap with a hanging indent. The width is set
+//! once by the command line (`--wide` lifts it); 100 columns until then, which is also
+//! what a pipe or an unknown terminal gets.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tabled::Table;
+
+/// The width used when the output is not a terminal and `COLUMNS` is unset.
+pub const DEFAULT_WIDTH: usize = 100;
+/// Narrower than this, wrapping makes tables unreadable: they keep this width.
+pub const MIN_WIDTH: usize = 40;
+
+static WIDTH: AtomicUsize = AtomicUsize::new(DEFAULT_WIDTH);
+
+/// Sets the width every later output is fitted to; `None` means no limit (`--wide`).
+pub fn set_width(w: Option<usize>) {
+    WIDTH.store(
+        w.map_or(usize::MAX, |w| w.max(MIN_WIDTH)),
+        Ordering::Relaxed,
+    );
+}
+
+/// The width output is fitted to (`usize::MAX` for no limit).
+pub fn width() -> usize {
+    WIDTH.load(Ordering::Relaxed)
+}
+
+/// A table as text no wider than [`width`], drawn with rounded borders: the widest
+/// columns give way first (the first column, the row's name, last), and cells are re-wrapped between words (textwrap) to their
+/// column's new width, so a word is split only when it is longer than its column.
+pub fn fit(t: Table) -> String {
+    fit_to(t, width())
+}
+
+/// [`fit`] at a given width.
+pub fn fit_to(t: Table, w: usize) -> String {
+    use tabled::settings::Style;
+    let cells: Vec<Vec<String>> = t
+        .get_records()
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| tabled::grid::records::vec_records::Cell::text(c).to_string())
+                .collect()
+        })
+        .collect();
+    let ncols = cells.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![1usize; ncols];
+    for row in &cells {
+        for (c, cell) in row.iter().enumerate() {
+            widths[c] = widths[c].max(widest(cell));
+        }
+    }
+    // Rounded style with one space of padding: "│ " per column, then "│".
+    let total = |ws: &[usize]| ws.iter().sum::<usize>() + 3 * ws.len() + 1;
+    if w != usize::MAX {
+        // A column keeps at least its header's longest word and its cells' longest word
+        // up to 20 columns (a word is split only past that), and 4 columns.
+        let longest_word = |t: &str| {
+            t.split_whitespace()
+                .map(textwrap::core::display_width)
+                .max()
+                .unwrap_or(1)
+        };
+        let floor: Vec<usize> = (0..ncols)
+            .map(|c| {
+                let head = cells
+                    .first()
+                    .and_then(|h| h.get(c))
+                    .map_or(1, |h| longest_word(h));
+                let body = cells
+                    .iter()
+                    .skip(1)
+                    .filter_map(|r| r.get(c))
+                    .map(|t| longest_word(t))
+                    .max()
+                    .unwrap_or(1)
+                    .min(20);
+                head.max(body).max(4).min(widths[c])
+            })
+            .collect();
+        // The first column (the row's name) gives way last.
+        while total(&widths) > w {
+            let shrinkable = |c: &usize| widths[*c] > floor[*c];
+            let Some(c) = (1..ncols)
+                .filter(shrinkable)
+                .max_by_key(|&c| (widths[c], c))
+                .or_else(|| (0..1).find(shrinkable))
+            else {
+                break;
+            };
+            widths[c] -= 1;
+        }
+    }
+    let mut b = tabled::builder::Builder::default();
+    for row in &cells {
+        b.push_record(row.iter().enumerate().map(|(c, cell)| {
+            if widest(cell) <= widths[c] {
+                cell.clone()
+            } else {
+                cell.split('\n')
+                    .map(|l| {
+                        let opts = textwrap::Options::new(widths[c])
+                            .break_words(true)
+                            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+                        textwrap::fill(l, opts).to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }));
+    }
+    let mut out = b.build();
+    out.with(Style::rounded());
+    out.to_string()
+}
+
+/// Text with every line longer than [`width`] wrapped between words; continuation lines are
+/// indented two columns past the line's own indent, so a wrapped note stays recognisable.
+pub fn wrap(text: &str) -> String {
+    wrap_to(text, width())
+}
+
+/// [`wrap`] at a given width.
+pub fn wrap_to(text: &str, w: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if w == usize::MAX || textwrap::core::display_width(line) <= w || is_table_line(line) {
+            out.push_str(line);
+            continue;
+        }
+        let lead = line.len() - line.trim_start().len();
+        let indent = " ".repeat(lead + 2);
+        let opts = textwrap::Options::new(w)
+            .initial_indent(&line[..lead])
+            .subsequent_indent(&indent)
+            .break_words(true)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        out.push_str(&textwrap::fill(line.trim_start(), opts));
+    }
+    out
+}
+
+/// A line drawn by a table (its borders): never re-wrapped as prose.
+fn is_table_line(line: &str) -> bool {
+    matches!(
+        line.trim_start().chars().next(),
+        Some('│' | '╭' | '├' | '╰' | '┌' | '└' | '|' | '+')
+    )
+}
+
+/// The longest line's width in columns.
+pub fn widest(text: &str) -> usize {
+    text.lines()
+        .map(textwrap::core::display_width)
+        .max()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_wraps_with_a_hanging_indent_and_keeps_short_lines() {
+        let long = format!("  note: {}", "word ".repeat(40));
+        let out = wrap_to(&format!("short\n{long}"), 50);
+        assert!(out.starts_with("short\n  note: word"));
+        assert!(widest(&out) <= 50, "{out}");
+        assert!(
+            out.lines().skip(2).all(|l| l.starts_with("    word")),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_table_shrinks_to_the_width_between_words() {
+        use tabled::builder::Builder;
+        let mut b = Builder::default();
+        b.push_record(["name", "explanation"]);
+        b.push_record(["a", &"alpha beta gamma delta ".repeat(10)]);
+        let out = fit_to(b.build(), 60);
+        assert!(widest(&out) <= 60, "{out}");
+        assert!(out.contains("gamma"), "words kept whole: {out}");
+        // a table line is never re-wrapped as prose
+        assert_eq!(wrap_to(&out, 30), out);
+    }
+}

@@ -1,0 +1,231 @@
+//! Output a person can read: every text output fits the terminal's width (100 columns for a
+//! pipe), the same answer (budget, ties, notes) in every format, and the documented options
+//! are the options the binary takes.
+
+use std::process::{Command, Output};
+
+const FIXTURE: &str = "tests/fixtures/results-lavapipe.json";
+
+fn run_with(args: &[&str], columns: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpuvalue"));
+    c.args(args).env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    match columns {
+        Some(w) => c.env("COLUMNS", w),
+        None => c.env_remove("COLUMNS"),
+    };
+    c.output().expect("run gpuvalue")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The longest line, in characters (every output here is drawn with single-width ones).
+fn widest(s: &str) -> (usize, String) {
+    s.lines()
+        .map(|l| (l.chars().count(), l.to_string()))
+        .max_by_key(|(n, _)| *n)
+        .unwrap_or_default()
+}
+
+/// The commands that need no adapter, each as a person would type it.
+fn commands() -> Vec<Vec<&'static str>> {
+    let mut v: Vec<Vec<&str>> = Vec::new();
+    for s in ["training", "inference", "int8_inference", "hpc"] {
+        v.push(vec!["rank", "--scenario", s]);
+        v.push(vec!["rank", "--scenario", s, "--results", FIXTURE]);
+    }
+    v.push(vec!["rank", "--details"]);
+    v.push(vec![
+        "rank",
+        "--budget",
+        "500",
+        "--currency",
+        "cny",
+        "--price",
+        "spot",
+    ]);
+    v.push(vec!["rank", "--include-reported", "--top", "40"]);
+    v.push(vec!["catalog"]);
+    v.push(vec!["catalog", "--price", "spot", "--currency", "eur"]);
+    v.push(vec!["calibration"]);
+    v.push(vec!["show", FIXTURE]);
+    v.push(vec!["compare", FIXTURE, FIXTURE]);
+    v
+}
+
+#[test]
+fn every_text_output_fits_100_columns_in_a_pipe_and_in_a_100_column_terminal() {
+    for args in commands() {
+        for columns in [None, Some("100")] {
+            let o = run_with(&args, columns);
+            let t = text(&o);
+            assert!(o.status.code().is_some_and(|c| c <= 1), "{args:?}: {t}");
+            let (n, line) = widest(&t);
+            assert!(
+                n <= 100,
+                "{args:?} (COLUMNS={columns:?}): {n} columns:\n{line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_narrow_terminal_narrows_the_tables_and_wide_lifts_the_limit() {
+    for args in [&["rank"][..], &["rank", "--details"], &["calibration"]] {
+        let o = run_with(args, Some("90"));
+        let (n, line) = widest(&text(&o));
+        assert!(n <= 90, "{args:?}: {n}: {line}");
+    }
+    let o = run_with(&["catalog", "--wide"], Some("100"));
+    assert!(widest(&text(&o)).0 > 100, "--wide keeps the full width");
+}
+
+#[test]
+fn the_short_answer_is_ten_rows_and_details_show_every_figure() {
+    let o = run_with(&["rank"], None);
+    let t = text(&o);
+    let rows = t
+        .lines()
+        .filter(|l| l.starts_with("│ ") && !l.starts_with("│ #"))
+        .count();
+    assert!(rows >= 10, "{t}");
+    assert!(t.contains("more ranked (--top N)"), "{t}");
+    assert!(
+        !t.contains("Efficiency of"),
+        "short answer without the factors: {t}"
+    );
+    let d = text(&run_with(&["rank", "--details"], None));
+    assert!(d.contains("Efficiency of") && d.contains("TFLOPS x"), "{d}");
+    assert!(d.contains("Not ranked ("), "{d}");
+}
+
+#[test]
+fn ties_within_the_model_uncertainty_share_a_place_in_every_format() {
+    let o = run_with(&["rank", "--format", "json", "--top", "40"], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let u = v["uncertainty"].as_f64().unwrap();
+    assert!((1.05..2.0).contains(&u), "{u}");
+    let rows = v["rows"].as_array().unwrap();
+    let mut lead = &rows[0];
+    for r in rows {
+        let cost = r["cost_per_job"].as_f64().unwrap();
+        if r["place"] == r["rank"] {
+            lead = r;
+        } else {
+            let lead_cost = lead["cost_per_job"].as_f64().unwrap();
+            assert_eq!(r["place"], lead["rank"]);
+            assert!(cost <= lead_cost * u * 1.000001, "{r}");
+            assert_eq!(r["tied"], true);
+        }
+    }
+    let tied = rows
+        .iter()
+        .find(|r| r["tied"] == true)
+        .expect("the embedded catalog has ties");
+    let shown = format!("{}=", tied["place"]);
+    let md = text(&run_with(
+        &["rank", "--format", "markdown", "--top", "40"],
+        None,
+    ));
+    assert!(md.contains(&format!("| {shown} |")), "{md}");
+    let table = text(&run_with(&["rank", "--top", "40"], None));
+    assert!(table.contains(&format!("│ {shown}")), "{table}");
+}
+
+#[test]
+fn the_budget_reaches_markdown_csv_and_the_report() {
+    let md = text(&run_with(
+        &["rank", "--format", "markdown", "--budget", "500"],
+        None,
+    ));
+    assert!(md.contains("budget buys"), "{md}");
+    assert!(md.contains("Budget: 500 USD"), "{md}");
+    let csv = text(&run_with(
+        &["rank", "--format", "csv", "--budget", "500"],
+        None,
+    ));
+    assert!(csv.lines().next().unwrap().contains("budget_jobs"), "{csv}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = run_with(
+        &[
+            "report",
+            FIXTURE,
+            "--out",
+            out.to_str().unwrap(),
+            "--budget",
+            "10000",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("budget buys") && md.contains("Budget: 10,000 USD"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("budget buys") && html.contains("Budget: 10,000 USD"));
+    // The software adapter keeps its mark in the HTML report's machine lines.
+    assert!(html.contains("[software adapter]"), "software mark missing");
+}
+
+#[test]
+fn a_stale_exchange_rate_is_said_in_every_format() {
+    for f in ["table", "markdown"] {
+        let t = text(&run_with(
+            &["rank", "--currency", "CNY", "--format", f],
+            None,
+        ));
+        assert!(t.contains("stale exchange rate"), "{f}: {t}");
+    }
+}
+
+/// Every long option `--help` lists for a command is named in the README or in
+/// docs/commands.md, so the two cannot drift apart silently.
+#[test]
+fn every_option_in_help_is_documented() {
+    let docs = std::fs::read_to_string("README.md").unwrap()
+        + &std::fs::read_to_string("docs/commands.md").unwrap();
+    let mut missing = Vec::new();
+    for cmd in [
+        "devices",
+        "bench",
+        "show",
+        "catalog",
+        "rank",
+        "run",
+        "compare",
+        "report",
+        "burn",
+        "calibration",
+    ] {
+        let help = String::from_utf8(run_with(&[cmd, "--help"], None).stdout).unwrap();
+        for word in help.split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']') {
+            let Some(opt) = word.strip_prefix("--") else {
+                continue;
+            };
+            let opt: String = opt
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if opt.is_empty() || ["help", "version"].contains(&opt.as_str()) {
+                continue;
+            }
+            if !docs.contains(&format!("--{opt}")) {
+                missing.push(format!("{cmd} --{opt}"));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "options not in README or docs/commands.md: {missing:?}"
+    );
+}
