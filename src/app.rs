@@ -124,18 +124,12 @@ fn bench_cmd(a: cli::BenchArgs) -> Result<ExitCode> {
 
 /// `--instance`, else `GPUVALUE_INSTANCE`, checked against the catalog (spelled as it is).
 fn bench_instance(a: &cli::BenchArgs) -> Result<Option<crate::model::InstanceRef>> {
-    let want = match &a.instance {
-        Some(i) => i.clone(),
-        None => match std::env::var("GPUVALUE_INSTANCE") {
-            Ok(v) if !v.trim().is_empty() => v
-                .parse()
-                .map_err(|e| anyhow::anyhow!("GPUVALUE_INSTANCE: {e}"))?,
-            _ => return Ok(None),
-        },
+    let Some(want) = &a.instance else {
+        return Ok(None);
     };
     let c = load_catalog(&a.catalog)?;
     Ok(Some(
-        crate::fleet::check_instance(&c, &want).map_err(anyhow::Error::msg)?,
+        crate::fleet::check_instance(&c, want).map_err(anyhow::Error::msg)?,
     ))
 }
 
@@ -282,64 +276,18 @@ fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) ->
 }
 
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
+/// The catalog the options name: the embedded one, replaced by `--catalog`, extended by
+/// each `--catalog-add` (JSON, or CSV with `--csv-as-of`).
 pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
-    let csv = |p: &std::path::Path| -> Result<Catalog> {
-        let Some(as_of) = src.csv_as_of.as_deref().filter(|s| !s.trim().is_empty()) else {
-            bail!(
-                "{}: CSV catalogs carry no date, and an undated price is not used; give --csv-as-of YYYY-MM-DD (when the prices were read)",
-                p.display()
-            );
-        };
-        check_csv_as_of(as_of)?;
-        crate::catalog_csv::import(p, as_of)
-    };
-    let mut c = match &src.catalog {
-        // A CSV replaces the instances; GPUs and currencies stay the embedded ones.
-        Some(p) if is_csv(p) => csv_on_embedded(csv(p)?),
-        Some(p) => load_user_json(p)?,
-        None => Catalog::embedded(),
-    };
-    for p in &src.catalog_add {
-        c.extend(if is_csv(p) {
-            csv(p)?
-        } else {
-            load_user_json(p)?
-        });
+    crate::catalog::load::Sources {
+        catalog: src.catalog.as_deref(),
+        add: &src.catalog_add,
+        csv_as_of: src.csv_as_of.as_deref(),
     }
-    Ok(c)
-}
-
-fn is_csv(p: &std::path::Path) -> bool {
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"))
-}
-
-/// `--csv-as-of`: a real date, not in the future.
-fn check_csv_as_of(as_of: &str) -> Result<()> {
-    crate::files::check_date(as_of).map_err(|e| anyhow::anyhow!("--csv-as-of: {e}"))
-}
-
-/// The embedded GPUs and currencies with the instances of an imported CSV.
-fn csv_on_embedded(imported: Catalog) -> Catalog {
-    let mut base = Catalog::embedded();
-    base.instances.clear();
-    base.origins.clear();
-    base.extend(imported);
-    base
-}
-
-/// A user's JSON catalog file: parsed, and refused if one key appears twice in it.
-fn load_user_json(p: &std::path::Path) -> Result<Catalog> {
-    let c = Catalog::load(p)?;
-    c.duplicate_keys(&p.display().to_string())?;
-    Ok(c)
+    .load()
 }
 
 fn filters(f: &cli::FilterArgs) -> Result<Filters> {
-    if let Some(m) = f.min_gpu_memory
-        && !(m.is_finite() && (0.0..=1e4).contains(&m))
-    {
-        bail!("--min-gpu-memory {m}: expected a number of GB in 0..=1e4");
-    }
     Ok(Filters {
         provider: f.provider.clone(),
         gpu: f.gpu.clone(),
@@ -388,24 +336,7 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
 /// file's own findings are shown, with its own row indices.
 fn catalog_check(file: &std::path::Path, csv_as_of: Option<&str>) -> Result<ExitCode> {
     let name = file.display().to_string();
-    let (c, rows, gpus) = if is_csv(file) {
-        if let Some(d) = csv_as_of {
-            check_csv_as_of(d)?;
-        }
-        let imported = crate::catalog_csv::import(file, csv_as_of.unwrap_or(""))?;
-        let rows = imported.instances.len();
-        (csv_on_embedded(imported), rows, 0)
-    } else {
-        let own = load_user_json(file)?;
-        let (rows, gpus) = (own.instances.len(), own.gpus.len());
-        if own.currencies.is_empty() || own.gpus.is_empty() {
-            let mut all = Catalog::embedded();
-            all.extend(own);
-            (all, rows, gpus)
-        } else {
-            (own, rows, gpus)
-        }
-    };
+    let (c, rows, gpus) = crate::catalog::load::for_check(file, csv_as_of)?;
     print_check(&c, &name, rows, gpus)
 }
 
@@ -414,7 +345,7 @@ fn catalog_check(file: &std::path::Path, csv_as_of: Option<&str>) -> Result<Exit
 fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<ExitCode> {
     let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
     // A CSV's findings in the order of its lines (JSON paths have none: order kept).
-    findings.sort_by_key(|f| crate::catalog_csv::line_of(&f.path));
+    findings.sort_by_key(|f| crate::catalog::csv_import::line_of(&f.path));
     // One finding per line, as a compiler prints diagnostics: grep finds each whole.
     for f in &findings {
         println!("{}", report::fmt::term_text(&f.to_string()));
@@ -476,54 +407,13 @@ fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Res
 
 /// The paths, each file once: the same file given twice (under any spelling) would count
 /// its figures twice in the medians, so the repeat is dropped with a warning.
-fn distinct_files(paths: &[std::path::PathBuf]) -> Vec<&std::path::PathBuf> {
-    let mut seen = std::collections::HashSet::new();
-    paths
-        .iter()
-        .filter(|p| {
-            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-            let first = seen.insert(key);
-            if !first {
-                warn!(
-                    "warning: {}: the same results file was given twice; counted once",
-                    p.display()
-                );
-            }
-            first
-        })
-        .collect()
-}
-
+/// The results files (and folders of them) given, each warning said on stderr.
 fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile)>> {
-    let paths = crate::files::expand_dirs(paths)?;
-    distinct_files(&paths)
-        .into_iter()
-        .map(|p| {
-            let r = ResultsFile::load(p)?;
-            if !r.complete {
-                warn!("warning: {}: an incomplete run{}: only the {} probe result(s) it finished are used",
-                    p.display(),
-                    if r.interrupted { " (interrupted)" } else { "" },
-                    r.probes.len());
-            }
-            if !r.concurrent_runs.is_empty() {
-                warn!("warning: {}: another gpuvalue bench ran at the same time; its timings may be distorted",
-                    p.display());
-            }
-            Ok((p.display().to_string(), r))
-        })
-        .collect()
+    ResultsFile::load_all(paths, |w| warn!("warning: {w}"))
 }
 
+/// The rank options (their bounds are checked by clap's value parsers).
 fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
-    if let Some(b) = s.budget
-        && !(b.is_finite() && b > 0.0 && b <= 1e12)
-    {
-        bail!("--budget {b}: expected an amount in 0 < budget <= 1e12");
-    }
-    if s.top == Some(0) {
-        bail!("--top 0: expected at least 1");
-    }
     Ok(RankOptions {
         pricing: s.price,
         currency: crate::catalog::currency_code(&s.currency),

@@ -159,7 +159,7 @@ pub struct FilterArgs {
     #[arg(long)]
     pub region: Option<String>,
     /// Only GPUs with at least this much memory each, in GB.
-    #[arg(long, value_name = "GB")]
+    #[arg(long, value_name = "GB", value_parser = gigabytes)]
     pub min_gpu_memory: Option<f64>,
 }
 
@@ -328,10 +328,10 @@ pub struct RankSettings {
     #[arg(long, default_value = "USD")]
     pub currency: String,
     /// Show only the best N instances.
-    #[arg(long)]
+    #[arg(long, value_name = "N", value_parser = row_count)]
     pub top: Option<usize>,
     /// What this amount (in --currency) buys on each instance: hours and jobs finished.
-    #[arg(long, value_name = "AMOUNT")]
+    #[arg(long, value_name = "AMOUNT", value_parser = budget_amount)]
     pub budget: Option<f64>,
     /// Rank `reported` prices too (articles, forums, quotes: unverified), marked as such;
     /// by default only `list` prices (provider pages, APIs, dated catalog snapshots) rank.
@@ -465,9 +465,8 @@ pub struct BenchArgs {
     pub wait_timeout: f64,
     /// The cloud instance this machine is, provider:type[:region] (e.g.
     /// aws:p5.48xlarge:us-east-1), checked against the catalog and recorded in the results
-    /// file, so `rank --results DIR` can group a fleet's files by instance. Default: the
-    /// GPUVALUE_INSTANCE environment variable.
-    #[arg(long, value_name = "PROVIDER:TYPE[:REGION]")]
+    /// file, so `rank --results DIR` can group a fleet's files by instance.
+    #[arg(long, value_name = "PROVIDER:TYPE[:REGION]", env = "GPUVALUE_INSTANCE")]
     pub instance: Option<crate::model::InstanceRef>,
     /// The catalog --instance is checked against.
     #[command(flatten)]
@@ -524,7 +523,6 @@ fn probe_parser() -> clap::builder::PossibleValuesParser {
     )
 }
 
-/// A positive, finite number of seconds.
 /// A whole number of MiB, 1 or more.
 fn whole_mib(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
@@ -535,11 +533,42 @@ fn whole_mib(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A positive, finite number of seconds.
 fn positive_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
         _ => Err(format!(
             "expected a positive number of seconds (above 0, below 1e9), found `{s}`"
+        )),
+    }
+}
+
+/// `--budget`: an amount above 0, at most 1e12.
+fn budget_amount(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e12 => Ok(v),
+        _ => Err(format!(
+            "expected an amount above 0 and at most 1e12, found `{s}`"
+        )),
+    }
+}
+
+/// `--min-gpu-memory`: GB from 0 to 10,000.
+fn gigabytes(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1e4).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number of GB from 0 to 10000, found `{s}`"
+        )),
+    }
+}
+
+/// `--top`: how many rows, 1 or more.
+fn row_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!(
+            "expected a whole number of rows, 1 or more, found `{s}`"
         )),
     }
 }

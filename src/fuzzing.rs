@@ -53,7 +53,8 @@ pub fn catalog_json(data: &[u8]) -> Outcome {
 
 /// A SkyPilot-style CSV catalog, as given to `--catalog-add FILE.csv`.
 pub fn catalog_csv(data: &[u8]) -> Outcome {
-    let c = crate::catalog_csv::parse(data, "fuzz/aws.csv", "aws", "2026-01-01").map_err(msg)?;
+    let c = crate::catalog::csv_import::parse(data, "fuzz/aws.csv", "aws", "2026-01-01")
+        .map_err(msg)?;
     let mut all = Catalog::embedded();
     all.extend(c);
     rank_all(&all, &ScenarioFile::embedded(), &[]);

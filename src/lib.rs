@@ -15,7 +15,6 @@ pub mod bench;
 pub mod burn;
 pub mod calibration;
 pub mod catalog;
-pub mod catalog_csv;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod clock;

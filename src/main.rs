@@ -20,6 +20,12 @@ fn terminal_width() -> usize {
 }
 
 fn main() -> ExitCode {
+    // A deployment that sets GPUVALUE_INSTANCE to nothing means "no instance", as leaving
+    // it unset does (clap would refuse the empty value).
+    if std::env::var("GPUVALUE_INSTANCE").is_ok_and(|v| v.trim().is_empty()) {
+        // SAFETY: the first thing main does, before any other thread exists.
+        unsafe { std::env::remove_var("GPUVALUE_INSTANCE") };
+    }
     let cli = Cli::parse();
     gpuvalue::report::term::set_width((!cli.wide).then(terminal_width));
     if !matches!(

@@ -436,6 +436,47 @@ impl ResultsFile {
         crate::files::write_atomic(path, &json)
     }
 
+    /// Every results file of `paths` (a folder stands for its results files), each file
+    /// once however often it is named, paired with its name for display. `warn` hears what
+    /// a reader should know: a file named twice, an incomplete run, a run that overlapped
+    /// another.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn load_all(
+        paths: &[std::path::PathBuf],
+        mut warn: impl FnMut(String),
+    ) -> Result<Vec<(String, ResultsFile)>> {
+        let paths = crate::files::expand_dirs(paths)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for p in &paths {
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if !seen.insert(key) {
+                warn(format!(
+                    "{}: the same results file was given twice; counted once",
+                    p.display()
+                ));
+                continue;
+            }
+            let r = ResultsFile::load(p)?;
+            if !r.complete {
+                warn(format!(
+                    "{}: an incomplete run{}: only the {} probe result(s) it finished are used",
+                    p.display(),
+                    if r.interrupted { " (interrupted)" } else { "" },
+                    r.probes.len()
+                ));
+            }
+            if !r.concurrent_runs.is_empty() {
+                warn(format!(
+                    "{}: another gpuvalue bench ran at the same time; its timings may be distorted",
+                    p.display()
+                ));
+            }
+            out.push((p.display().to_string(), r));
+        }
+        Ok(out)
+    }
+
     /// Loads and checks a results file: JSON syntax, schema version, field types, names and
     /// every figure's range. Errors name the file, the JSON path and what was expected.
     pub fn load(path: &Path) -> Result<ResultsFile> {

@@ -18,6 +18,10 @@
 //! Loading checks syntax and types (errors name the file, line and JSON path); `check`
 //! then finds the faults public catalogs are known to have, per row and field.
 
+pub mod csv_import;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod load;
+
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -27,7 +31,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 /// Longest provider, instance type, region, GPU id or name read from a catalog.
 pub const MAX_NAME_CHARS: usize = 256;
-const EMBEDDED: &str = include_str!("data/catalog.json");
+const EMBEDDED: &str = include_str!("../data/catalog.json");
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
