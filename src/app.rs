@@ -621,8 +621,11 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     let mut failed = false;
     let mut results = Vec::new();
     for o in &outcomes {
-        say!("{}", report::table::results(&o.results));
-        say!("results written to {}\n", o.path.display());
+        say!("{}", report::table::results_short(&o.results));
+        say!(
+            "results written to {} (timings and notes: gpuvalue show FILE)\n",
+            o.path.display()
+        );
         failed |= o.any_failed();
         results.push((o.path.display().to_string(), o.results.clone()));
     }

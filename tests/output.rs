@@ -2,6 +2,8 @@
 //! pipe), the same answer (budget, ties, notes) in every format, and the documented options
 //! are the options the binary takes.
 
+mod common;
+
 use std::process::{Command, Output};
 
 const FIXTURE: &str = "tests/fixtures/results-lavapipe.json";
@@ -228,4 +230,35 @@ fn every_option_in_help_is_documented() {
         missing.is_empty(),
         "options not in README or docs/commands.md: {missing:?}"
     );
+}
+
+/// With an adapter: `devices` and the bench table fit too (a short bench of two probes).
+#[test]
+fn devices_and_the_bench_table_fit_100_columns() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = run_with(&["devices"], None);
+    let (n, line) = widest(&text(&o));
+    assert!(o.status.success() && n <= 100, "devices: {n}: {line}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.json");
+    let o = run_with(
+        &[
+            "bench",
+            "--quick",
+            "-q",
+            "--probes",
+            "latency,stream",
+            "--array-mib",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Some("100"),
+    );
+    let t = String::from_utf8_lossy(&o.stdout).into_owned();
+    let (n, line) = widest(&t);
+    assert!(o.status.success() && n <= 100, "bench: {n}: {line}\n{t}");
+    assert!(t.contains("stream triad"), "{t}");
 }

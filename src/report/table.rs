@@ -168,6 +168,39 @@ pub fn heading(r: &ResultsFile) -> String {
     s
 }
 
+/// The bench summary in brief, for `run`: each probe's median, spread and check on one line;
+/// the timing and notes are in the full table (`gpuvalue show FILE`).
+pub fn results_short(r: &ResultsFile) -> String {
+    let rows = r.probes.iter().map(|p| {
+        let (median, range) = match (&p.value, p.status) {
+            (Some(v), Status::Ok) => (
+                format!("{} {}", probe_value(v.median), p.unit),
+                format!("{}..{}", probe_value(v.min), probe_value(v.max)),
+            ),
+            _ => (p.status.to_string(), "-".into()),
+        };
+        let check = p.validation.as_ref().map_or("-".into(), |v| {
+            format!(
+                "{} ({:.1e})",
+                if v.passed { "pass" } else { "FAIL" },
+                v.error
+            )
+        });
+        [p.name.clone(), median, range, check]
+    });
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["probe", "median", "min..max", "check (error)"].map(String::from));
+    for row in rows {
+        b.push_record(row);
+    }
+    let mut out = format!("{}\n{}", heading(r), super::term::fit(b.build()));
+    for c in r.caveats().iter().filter(|c| !c.starts_with("incomplete")) {
+        out.push('\n');
+        out.push_str(c);
+    }
+    out
+}
+
 pub fn results(r: &ResultsFile) -> String {
     let rows: Vec<ProbeRow> = r
         .probes
@@ -220,7 +253,7 @@ pub fn results(r: &ResultsFile) -> String {
                 range,
                 timing,
                 check,
-                notes: wrap(&notes.join("; "), 46),
+                notes: notes.join("; "),
             }
         })
         .collect();
@@ -233,24 +266,6 @@ pub fn results(r: &ResultsFile) -> String {
     for c in r.caveats().iter().filter(|c| !c.starts_with("incomplete")) {
         out.push('\n');
         out.push_str(c);
-    }
-    out
-}
-
-/// Wraps text at word boundaries so wide notes do not stretch the table.
-fn wrap(s: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for word in s.split(' ') {
-        if line > 0 && line + word.len() + 1 > width {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out.push_str(word);
-        line += word.len();
     }
     out
 }

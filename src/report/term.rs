@@ -80,17 +80,30 @@ pub fn fit_to(t: Table, w: usize) -> String {
                 head.max(body).max(4).min(widths[c])
             })
             .collect();
-        // The first column (the row's name) gives way last.
-        while total(&widths) > w {
-            let shrinkable = |c: &usize| widths[*c] > floor[*c];
-            let Some(c) = (1..ncols)
-                .filter(shrinkable)
-                .max_by_key(|&c| (widths[c], c))
-                .or_else(|| (0..1).find(shrinkable))
-            else {
-                break;
-            };
-            widths[c] -= 1;
+        // The first column (the row's name) gives way last. Where the floors leave the
+        // table too wide, the cells' words give way too, down to the header's.
+        let header_floor: Vec<usize> = (0..ncols)
+            .map(|c| {
+                cells
+                    .first()
+                    .and_then(|h| h.get(c))
+                    .map_or(1, |h| longest_word(h))
+                    .max(4)
+                    .min(widths[c])
+            })
+            .collect();
+        for floor in [&floor, &header_floor] {
+            while total(&widths) > w {
+                let shrinkable = |c: &usize| widths[*c] > floor[*c];
+                let Some(c) = (1..ncols)
+                    .filter(shrinkable)
+                    .max_by_key(|&c| (widths[c], c))
+                    .or_else(|| (0..1).find(shrinkable))
+                else {
+                    break;
+                };
+                widths[c] -= 1;
+            }
         }
     }
     let mut b = tabled::builder::Builder::default();
