@@ -67,37 +67,17 @@ fn devices(a: cli::DevicesArgs) -> Result<ExitCode> {
     } else {
         chosen.iter().map(|&i| list.summaries[i].clone()).collect()
     };
-    print_devices(&shown, list.summaries.first(), a.output.format())?;
+    let devices = report::export::Devices {
+        shown: &shown,
+        default: list.summaries.first(),
+    };
+    print_as(&devices, a.output.format())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A command asked for a format it cannot print (clap refuses these first).
-fn unsupported(command: &str, f: Format, supported: &[Format]) -> anyhow::Error {
-    let names: Vec<&str> = supported.iter().map(|f| f.name()).collect();
-    anyhow::anyhow!(
-        "gpuvalue {command} cannot print --format {}; it supports {}",
-        f.name(),
-        names.join(", ")
-    )
-}
-
-fn print_devices(
-    shown: &[crate::gpu::AdapterSummary],
-    default: Option<&crate::gpu::AdapterSummary>,
-    f: Format,
-) -> Result<()> {
-    match f {
-        Format::Table => {
-            say!("{}", report::table::devices(shown));
-            if let Some(best) = default {
-                say!("default adapter: {best}");
-            }
-        }
-        Format::Json => println!("{}", serde_json::to_string_pretty(shown)?),
-        Format::Csv | Format::Markdown => {
-            return Err(unsupported("devices", f, Format::TABLE_JSON));
-        }
-    }
+/// Prints a subject in the format asked for (through the one output interface).
+fn print_as<E: report::export::Export>(e: &E, f: Format) -> Result<()> {
+    print!("{}", report::export::render(e, f)?);
     Ok(())
 }
 
@@ -200,26 +180,10 @@ fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
     if let Some(out) = &a.out {
         save_burns(out, &outcomes)?;
     }
-    match a.output.format() {
-        Format::Table => {
-            for o in &outcomes {
-                say!("{}", report::burn::render(&o.adapter, &o.record));
-            }
-            if outcomes.len() > 1 {
-                for o in &outcomes {
-                    say!("{}", report::burn::verdict_line(&o.adapter, &o.record));
-                }
-            }
-        }
-        Format::Json => {
-            let v: Vec<serde_json::Value> = outcomes
-                .iter()
-                .map(|o| serde_json::json!({"adapter": o.adapter, "burn": o.record}))
-                .collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        }
-        f => return Err(unsupported("burn", f, Format::TABLE_JSON)),
-    }
+    let burns = report::export::Burns {
+        outcomes: outcomes.iter().map(|o| (&o.adapter, &o.record)).collect(),
+    };
+    print_as(&burns, a.output.format())?;
     Ok(ExitCode::from(crate::burn::worst(&outcomes).exit_code()))
 }
 
@@ -254,25 +218,12 @@ fn save_burns(out: &std::path::Path, outcomes: &[crate::burn::BurnOutcome]) -> R
 
 fn show(a: cli::ShowArgs) -> Result<ExitCode> {
     let paths = crate::files::expand_dirs(&a.files)?;
-    let files: Vec<ResultsFile> = paths
+    let files: Vec<(String, ResultsFile)> = paths
         .iter()
-        .map(|p| ResultsFile::load(p))
+        .map(|p| Ok((p.display().to_string(), ResultsFile::load(p)?)))
         .collect::<Result<_>>()?;
-    print_show(&files, &paths, a.output.format())?;
+    print_as(&report::export::Shown { files: &files }, a.output.format())?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_show(files: &[ResultsFile], paths: &[std::path::PathBuf], f: Format) -> Result<()> {
-    match f {
-        Format::Table => {
-            for (r, p) in files.iter().zip(paths) {
-                say!("{}\n{}\n", p.display(), report::table::results(r));
-            }
-        }
-        Format::Json => println!("{}", serde_json::to_string_pretty(files)?),
-        Format::Csv | Format::Markdown => return Err(unsupported("show", f, Format::TABLE_JSON)),
-    }
-    Ok(())
 }
 
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
@@ -321,13 +272,19 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     if let Some(e) = f.unmatched(&c) {
         bail!(e);
     }
-    if a.output.format() == Format::Json {
-        // A catalog file (original prices and currencies) that `--catalog FILE` reads back.
-        println!("{}", serde_json::to_string_pretty(&c.subset(&f))?);
-        return Ok(ExitCode::SUCCESS);
-    }
     let rows = report::catalog::rows(&c, &findings, &f, a.price, &currency)?;
-    print_catalog(&rows, &c, &findings, &currency, a.output.format())?;
+    let listing = report::export::CatalogListing {
+        rows: &rows,
+        catalog: &c,
+        selected: &c.subset(&f),
+        currency: &currency,
+    };
+    print_as(&listing, a.output.format())?;
+    if a.output.format() == Format::Table {
+        for x in findings.iter().filter(|x| x.severity == Severity::Error) {
+            warn!("{x}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -365,30 +322,6 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     })
 }
 
-fn print_catalog(
-    rows: &[report::catalog::CatalogRow],
-    c: &Catalog,
-    findings: &[crate::catalog::Finding],
-    currency: &str,
-    f: Format,
-) -> Result<()> {
-    match f {
-        Format::Table => {
-            say!("{}", report::catalog::table(rows, c, currency));
-            for x in findings.iter().filter(|x| x.severity == Severity::Error) {
-                warn!("{x}");
-            }
-        }
-        Format::Json => unreachable!("catalog JSON is the catalog file itself"),
-        Format::Csv | Format::Markdown => {
-            return Err(unsupported("catalog", f, Format::TABLE_JSON));
-        }
-    }
-    Ok(())
-}
-
-/// Errors in rows that came from the user's files stop the command (listing each), unless
-/// the user asked to skip such rows. The embedded catalog is checked by the tests.
 fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Result<()> {
     let bad: Vec<String> = findings
         .iter()
@@ -447,74 +380,20 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         },
         details: a.details,
     };
-    print_rank(&r, &fleet, &burns, a.output.format(), view)?;
+    let ranking = report::export::Ranking {
+        report: &r,
+        fleet: &fleet,
+        burns: &burns,
+        view,
+    };
+    print_as(&ranking, a.output.format())?;
+    // CSV is one table: the fleet's and the burns' notes go to stderr.
+    if a.output.format() == Format::Csv {
+        for n in ranking.notes() {
+            warn!("{n}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The JSON of `rank`: the ranking's fields, and `fleet` (groups of sibling adapters and
-/// the outliers among them) where results files were given.
-#[derive(serde::Serialize)]
-struct RankJson<'a> {
-    #[serde(flatten)]
-    report: &'a rank::RankReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fleet: Option<&'a crate::fleet::Fleet>,
-    /// The burns among the results files, and the files left out for them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    burn: Option<&'a crate::fleet::BurnGate>,
-}
-
-fn print_rank(
-    r: &rank::RankReport,
-    fleet: &crate::fleet::Fleet,
-    burns: &crate::fleet::BurnGate,
-    f: Format,
-    view: report::rank::View,
-) -> Result<()> {
-    let mut notes = fleet.lines();
-    if !fleet.is_notable() {
-        notes.clear();
-    }
-    notes.extend(burns.lines());
-    let notable = !notes.is_empty();
-    match f {
-        Format::Table => {
-            say!("{}", report::rank::table(r, view));
-            if notable {
-                say!("{}", notes.join("\n"));
-            }
-        }
-        Format::Json => {
-            let fleet = (!fleet.groups.is_empty()).then_some(fleet);
-            let burn = (!burns.is_empty()).then_some(burns);
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&RankJson {
-                    report: r,
-                    fleet,
-                    burn
-                })?
-            );
-        }
-        // CSV is one table: the fleet notes go to stderr.
-        Format::Csv => {
-            print!("{}", report::rank::csv(r)?);
-            if notable {
-                warn!("{}", notes.join("\n"));
-            }
-        }
-        Format::Markdown => {
-            print!("{}", report::rank::markdown(r));
-            if notable {
-                let items: Vec<String> = notes
-                    .iter()
-                    .map(|n| format!("- {}", report::fmt::md(n)))
-                    .collect();
-                print!("\n## Fleet\n\n{}\n", items.join("\n"));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
@@ -561,12 +440,6 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
 }
 
 fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
-    if !(a.threshold.is_finite() && (0.0..=100.0).contains(&a.threshold)) {
-        bail!(
-            "--threshold {}: expected a percentage in 0..=100",
-            a.threshold
-        );
-    }
     // Figures that cannot be true fail the gate (exit 1, each named) rather than the load.
     let base = ResultsFile::load_unchecked(&a.base)?;
     let new = ResultsFile::load_unchecked(&a.new)?;
@@ -583,22 +456,12 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
         a.threshold / 100.0,
         a.force,
     );
-    print_compare(&c, a.output.format())?;
+    print_as(&c, a.output.format())?;
     Ok(if c.regressions() > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn print_compare(c: &crate::compare::Comparison, f: Format) -> Result<()> {
-    match f {
-        Format::Table => say!("{}", report::compare::table(c)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(c)?),
-        Format::Markdown => print!("{}", report::compare::markdown(c)),
-        Format::Csv => return Err(unsupported("compare", f, Format::COMPARE)),
-    }
-    Ok(())
 }
 
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
@@ -670,12 +533,7 @@ fn calibration_cmd(a: cli::CalibrationArgs) -> Result<ExitCode> {
     let cal = crate::calibration::CalibrationFile::embedded();
     let table =
         report::calibration::Table::build(&cal, &Catalog::embedded(), &ScenarioFile::embedded())?;
-    let text = match a.output.format() {
-        Format::Json => serde_json::to_string_pretty(&table)? + "\n",
-        Format::Markdown => table.markdown(),
-        _ => table.text(),
-    };
-    print!("{text}");
+    print_as(&table, a.output.format())?;
     Ok(if table.all_within(crate::calibration::TOLERANCE) {
         ExitCode::SUCCESS
     } else {

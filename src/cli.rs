@@ -123,7 +123,7 @@ pub struct CompareArgs {
     /// The results file to judge.
     pub new: PathBuf,
     /// Slow-down (percent) beyond the noise that counts as a regression.
-    #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
+    #[arg(long, default_value_t = 5.0, value_name = "PERCENT", value_parser = percentage)]
     pub threshold: f64,
     /// Compare results of different adapters (otherwise refused).
     #[arg(long)]
@@ -196,37 +196,17 @@ pub enum CatalogAction {
     },
 }
 
-/// An output format. Each command accepts the ones it can print (see its `--format`).
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Format {
-    /// A terminal table.
-    #[default]
-    Table,
-    /// JSON: every field, for scripts.
-    Json,
-    /// CSV: one row per line, with a header.
-    Csv,
-    /// Markdown (tables for a pull-request comment or a wiki).
-    Markdown,
-}
+pub use crate::report::export::Format;
 
 impl Format {
     /// The formats of `devices`, `show` and `catalog`.
     pub const TABLE_JSON: &[Format] = &[Format::Table, Format::Json];
-    /// The formats of `compare`.
-    pub const COMPARE: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
+    /// The formats of `compare` (and `calibration`).
+    pub const COMPARE: &[Format] =
+        <crate::compare::Comparison as crate::report::export::Export>::FORMATS;
     /// The formats of `rank`.
-    pub const RANK: &[Format] = &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
-
-    /// The name `--format` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Markdown => "markdown",
-        }
-    }
+    pub const RANK: &[Format] =
+        <crate::report::export::Ranking<'static> as crate::report::export::Export>::FORMATS;
 
     /// A `--format` parser that accepts only `allowed` (clap then names those in its error
     /// and in the help).
@@ -560,6 +540,14 @@ fn gigabytes(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "expected a number of GB from 0 to 10000, found `{s}`"
         )),
+    }
+}
+
+/// `--threshold`: a percentage from 0 to 100.
+fn percentage(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a percentage from 0 to 100, found `{s}`")),
     }
 }
 

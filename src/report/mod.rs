@@ -6,6 +6,7 @@ pub mod burn;
 pub mod calibration;
 pub mod catalog;
 pub mod compare;
+pub mod export;
 pub mod fmt;
 pub mod html;
 pub mod markdown;
