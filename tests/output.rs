@@ -262,3 +262,38 @@ fn devices_and_the_bench_table_fit_100_columns() {
     assert!(o.status.success() && n <= 100, "bench: {n}: {line}\n{t}");
     assert!(t.contains("stream triad"), "{t}");
 }
+
+/// Two runs of one adapter get two headings in the report, each naming its file and the
+/// software mark.
+#[test]
+fn report_device_sections_name_their_file_and_software_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["first.json", "second.json"] {
+        std::fs::copy(FIXTURE, dir.path().join(n)).unwrap();
+    }
+    let out = dir.path().join("r");
+    let o = run_with(
+        &[
+            "report",
+            dir.path().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-s",
+            "training",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let headings: Vec<&str> = md
+        .lines()
+        .filter(|l| l.contains("software adapter): "))
+        .collect();
+    assert_eq!(headings.len(), 2, "{md}");
+    assert!(headings[0].ends_with("first.json") && headings[1].ends_with("second.json"));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("software adapter): first.json</h2>"),
+        "{html}"
+    );
+}

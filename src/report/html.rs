@@ -84,7 +84,11 @@ pub fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
 
 fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
     let a = &r.adapter;
-    let _ = write!(s, "<section class=\"device\"><h2>{}</h2>", esc(&a.name));
+    let _ = write!(
+        s,
+        "<section class=\"device\"><h2>{}</h2>",
+        esc(&super::device_title(name, r))
+    );
     let kind = if a.software {
         "<strong class=\"warn\">software adapter</strong> (the CPU; not GPU figures)"
     } else {
@@ -332,6 +336,14 @@ pub fn render_at(
     );
     for (name, r) in results {
         device_html(&mut h, name, r, catalog);
+    }
+    let fleet = super::fleet_lines(results, catalog);
+    if !fleet.is_empty() {
+        h.push_str("<section><h2>Fleet</h2><ul>");
+        for l in &fleet {
+            let _ = write!(h, "<li>{}</li>", esc(l));
+        }
+        h.push_str("</ul></section>");
     }
     for rep in ranks {
         scenario_html(&mut h, rep);

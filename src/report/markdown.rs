@@ -30,6 +30,13 @@ pub fn render_at(
     for (name, r) in results {
         device(&mut m, name, r);
     }
+    let fleet = super::fleet_lines(results, catalog);
+    if !fleet.is_empty() {
+        m.push_str("\n## Fleet\n\n");
+        for l in &fleet {
+            let _ = writeln!(m, "- {}", md(l));
+        }
+    }
     for rep in ranks {
         let _ = write!(
             m,
@@ -53,7 +60,7 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
     let _ = write!(
         m,
         "\n## {}\n\n{} {} ({}), driver {} {}; {}; run {}; gpuvalue {} ({}); file {}\n",
-        md(&r.adapter.name),
+        md(&super::device_title(name, r)),
         md(&r.adapter.vendor),
         md(&r.adapter.device_type),
         md(&r.adapter.backend),

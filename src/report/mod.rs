@@ -32,6 +32,32 @@ pub fn render(
     )
 }
 
+/// A device section's title: the adapter, its backend, its software mark, and the file (so
+/// two runs of one adapter get two headings).
+fn device_title(file: &str, r: &ResultsFile) -> String {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    format!(
+        "{} ({}{}): {base}",
+        r.adapter.name,
+        r.adapter.backend,
+        if r.adapter.software {
+            ", software adapter"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The fleet's findings among the results files (sibling GPUs far apart), when notable.
+fn fleet_lines(results: &[(String, ResultsFile)], catalog: &Catalog) -> Vec<String> {
+    let fleet = crate::fleet::analyse(results, Some(catalog));
+    if fleet.is_notable() {
+        fleet.lines()
+    } else {
+        Vec::new()
+    }
+}
+
 /// Median, min, max, samples and validation of a probe, as report table cells ("-" where
 /// none); shared by the HTML and Markdown reports.
 fn probe_cells(p: &ProbeResult) -> [String; 5] {
