@@ -358,10 +358,53 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
     })
 }
 
+/// The scenario of `--job` with its parameters; None without `--job`.
+fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
+    let Some(kind) = j.job else {
+        return Ok(None);
+    };
+    let mut model = crate::jobs::preset(&j.model)?;
+    if let Some(p) = j.model_params {
+        if !(p.is_finite() && (1e6..=1e13).contains(&p)) {
+            bail!("--model-params {p}: expected a number of parameters from 1e6 to 1e13");
+        }
+        model = model.with_params(p);
+    }
+    Ok(Some(match kind {
+        cli::JobKind::LlmFinetune => crate::jobs::Finetune {
+            model,
+            tokens: j.tokens,
+            method: j.method,
+            seq_len: j.seq_len,
+        }
+        .scenario()?,
+        cli::JobKind::LlmServe => crate::jobs::Serve {
+            model,
+            precision: j.precision,
+            requests: j.requests,
+            prompt_tokens: j.prompt_tokens,
+            output_tokens: j.output_tokens,
+        }
+        .scenario()?,
+    }))
+}
+
 fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     let c = load_catalog(&a.settings.source)?;
     let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
-    let scenario = scenarios.get(&a.scenario).context("--scenario")?;
+    let generated = job_scenario(&a.job)?;
+    let scenario = match &generated {
+        Some(s) => s,
+        None => scenarios.get(&a.scenario).context("--scenario")?,
+    };
+    if a.job.print_scenario {
+        let file = ScenarioFile {
+            schema_version: crate::scenario::SCHEMA_VERSION,
+            scenarios: vec![scenario.clone()],
+        };
+        println!("{}", serde_json::to_string_pretty(&file)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let (results, burns) =
         crate::fleet::burn_gate(load_results(&a.results)?, a.settings.use_failed);
     let opts = rank_options(&a.settings)?;

@@ -349,7 +349,57 @@ pub struct RankArgs {
     #[arg(long)]
     pub details: bool,
     #[command(flatten)]
+    pub job: JobArgs,
+    #[command(flatten)]
     pub output: RankOutput,
+}
+
+/// What kind of job `--job` describes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    /// Fine-tune an LLM (--method full, lora or qlora) on --tokens of --seq-len sequences.
+    LlmFinetune,
+    /// Serve an LLM (--precision) to --requests of --prompt-tokens and --output-tokens.
+    LlmServe,
+}
+
+/// A job with parameters instead of a scenario file (`rank --job`).
+#[derive(Args, Debug, Clone)]
+pub struct JobArgs {
+    /// A job with parameters instead of --scenario; every assumption is printed, and
+    /// --print-scenario shows it as a scenario file to edit.
+    #[arg(long, value_enum, conflicts_with = "scenario")]
+    pub job: Option<JobKind>,
+    /// The model's shape (Llama 3): 8b or 70b.
+    #[arg(long, default_value = "8b", value_name = "PRESET")]
+    pub model: String,
+    /// Parameters, overriding the preset's count (its shape scaled to match), e.g. 13e9.
+    #[arg(long, value_name = "N")]
+    pub model_params: Option<f64>,
+    /// llm-finetune: tokens trained on.
+    #[arg(long, default_value_t = 1e9, value_name = "N")]
+    pub tokens: f64,
+    /// llm-finetune: full, lora or qlora.
+    #[arg(long, value_enum, default_value = "lora")]
+    pub method: crate::jobs::Method,
+    /// llm-finetune: tokens per training sequence.
+    #[arg(long, default_value_t = 4096.0, value_name = "N")]
+    pub seq_len: f64,
+    /// llm-serve: the weights' precision, fp16, fp8 or int4.
+    #[arg(long, value_enum, default_value = "fp16")]
+    pub precision: crate::jobs::Precision,
+    /// llm-serve: requests served.
+    #[arg(long, default_value_t = 1e6, value_name = "N")]
+    pub requests: f64,
+    /// llm-serve: prompt tokens per request.
+    #[arg(long, default_value_t = 1000.0, value_name = "N")]
+    pub prompt_tokens: f64,
+    /// llm-serve: output tokens per request.
+    #[arg(long, default_value_t = 200.0, value_name = "N")]
+    pub output_tokens: f64,
+    /// Print the job (or --scenario) as a scenario file and stop: the schema by example.
+    #[arg(long)]
+    pub print_scenario: bool,
 }
 
 #[derive(Args, Debug)]

@@ -28,6 +28,7 @@ pub mod gpu;
 pub mod health;
 pub mod host;
 pub mod interrupt;
+pub mod jobs;
 pub mod model;
 pub mod probes;
 pub mod rank;

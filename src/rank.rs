@@ -124,6 +124,9 @@ pub struct RankRow {
     pub budget_jobs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the job runs on this instance where that depends on it (a serving batch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -689,10 +692,14 @@ impl Costing<'_> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
             return Ok(Some(Err(format!("unknown GPU id {:?}", inst.gpu))));
         };
-        let admission = self
-            .opts
-            .filters
-            .admit(inst, Some(gpu), self.scenario.memory_floor_gb());
+        // A job that shards (weights, optimizer state, a served model) needs its share per GPU.
+        let adapters = f64::from(inst.gpu_count) * f64::from(gpu.adapters());
+        let admission = self.opts.filters.admit(
+            inst,
+            Some(gpu),
+            self.scenario
+                .memory_floor_on(inst.gpu_count * gpu.adapters()),
+        );
         if admission == Admission::NotSelected {
             return Ok(None);
         }
@@ -749,8 +756,30 @@ impl Costing<'_> {
             }
         }
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let adapters = f64::from(inst.gpu_count) * f64::from(gpu.adapters());
-        let hours = seconds_per_job(self.scenario, &uses) / adapters / 3600.0;
+        let mut seconds = seconds_per_job(self.scenario, &uses);
+        let mut notes = Vec::new();
+        if let Some(d) = &self.scenario.decode {
+            let per_gpu = self.scenario.memory_floor_gb().unwrap_or(0.0);
+            let sharded: f64 = self.scenario.sharded_memory.iter().map(|m| m.gb).sum();
+            let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+            let Some(plan) = d.plan(adapters, mem, sharded + adapters * per_gpu) else {
+                return Ok(Some(Err(format!(
+                    "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
+                    adapters * mem * d.memory_use,
+                    d.weight_gb
+                ))));
+            };
+            let triad = uses
+                .iter()
+                .find(|u| u.figure == Figure::StreamTriad.name())
+                .map_or(f64::NAN, |u| u.value);
+            seconds += Figure::StreamTriad.seconds(plan.bytes, triad);
+            notes.push(format!(
+                "decodes {:.0} sequences at once ({:.0} GB of KV cache on the instance)",
+                plan.batch, plan.kv_gb
+            ));
+        }
+        let hours = seconds / adapters / 3600.0;
         let cost = per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
@@ -758,7 +787,9 @@ impl Costing<'_> {
                 "cost per job works out to {cost} (price {per_hour}/h, {hours} h per job): not a finite positive amount"
             ))));
         }
-        Ok(Some(Ok(self.ranked(i, inst, gpu, uses, per_hour, hours))))
+        let mut row = self.ranked(i, inst, gpu, uses, per_hour, hours);
+        row.job_notes = notes;
+        Ok(Some(Ok(row)))
     }
 
     /// Why the instance's host cannot feed its GPUs (the scenario's vCPUs per GPU), if so.
@@ -839,6 +870,7 @@ impl Costing<'_> {
             budget_hours: budget.map(|b| b / per_hour),
             budget_jobs: budget.map(|b| b / per_hour / hours),
             warnings,
+            job_notes: Vec::new(),
         }
     }
 }

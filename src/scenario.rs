@@ -7,6 +7,10 @@
 //! scenarios[]         { id, description,
 //!                       job?: { name, assumption, output?: { amount, unit } },
 //!                       memory_floor?: [ { what, gb } ],   per-GPU memory the job needs
+//!                       sharded_memory?: [ { what, gb } ], memory split over an instance's
+//!                                                          GPUs (sharded weights, optimizer)
+//!                       decode?: { tokens, weight_gb, kv_mb_per_token, context_tokens,
+//!                                  max_batch, memory_use },  autoregressive decoding
 //!                       min_gpu_memory_gb?,                 (version 1: one number)
 //!                       min_vcpus_per_gpu?,                 host floor: vCPUs to feed a GPU
 //!                       terms[]: { figure, work, unit, what? } }
@@ -289,6 +293,65 @@ pub struct Scenario {
     #[serde(default)]
     pub job: Option<Job>,
     pub terms: Vec<Term>,
+    /// Memory the job splits over an instance's GPUs (weights and optimizer state sharded,
+    /// a model served tensor-parallel): each GPU needs its share on top of `memory_floor`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sharded_memory: Vec<MemoryNeed>,
+    /// Autoregressive decoding: its memory traffic depends on the batch the instance's
+    /// memory holds, so it is worked out per instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode: Option<Decode>,
+}
+
+/// Serving's decode phase: every step reads the weights once for the whole batch, and each
+/// sequence's KV cache; the batch is what the memory left after the weights holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decode {
+    /// Tokens generated in all (requests x output tokens).
+    pub tokens: f64,
+    /// The weights, read once per step (GB).
+    pub weight_gb: f64,
+    /// KV cache per token of context (MB).
+    pub kv_mb_per_token: f64,
+    /// The longest context a sequence reaches (prompt + output tokens); a step reads half
+    /// of it on average.
+    pub context_tokens: f64,
+    /// Most sequences decoded at once (a server's limit; vLLM's default is 256).
+    pub max_batch: f64,
+    /// Share of the memory the server may use (vLLM's default is 0.9).
+    pub memory_use: f64,
+}
+
+/// How one instance decodes: the batch its memory holds and the bytes the job reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DecodePlan {
+    pub batch: f64,
+    /// GB left for the KV cache on the whole instance.
+    pub kv_gb: f64,
+    /// Bytes read over the whole job (weights once per step, plus the batch's KV cache).
+    pub bytes: f64,
+}
+
+impl Decode {
+    /// The plan on an instance of `gpus` adapters with `mem_gb` each, after `other_gb` of
+    /// other needs on the whole instance; None when not even one sequence fits.
+    pub fn plan(&self, gpus: f64, mem_gb: f64, other_gb: f64) -> Option<DecodePlan> {
+        let kv_gb = gpus * mem_gb * self.memory_use - self.weight_gb - other_gb;
+        let per_seq_gb = self.kv_mb_per_token * self.context_tokens / 1000.0;
+        let fits = (kv_gb / per_seq_gb).floor();
+        if fits.is_nan() || fits < 1.0 {
+            return None;
+        }
+        let batch = fits.min(self.max_batch);
+        let steps = self.tokens / batch;
+        let per_step = self.weight_gb * 1e9 + batch * per_seq_gb * 1e9 / 2.0;
+        Some(DecodePlan {
+            batch,
+            kv_gb,
+            bytes: steps * per_step,
+        })
+    }
 }
 
 impl Scenario {
@@ -307,7 +370,7 @@ impl Scenario {
         )
     }
 
-    /// The figures the terms use, each once, in term order.
+    /// The figures the terms use, each once, in term order (decoding reads memory: triad).
     pub fn figures(&self) -> Vec<Figure> {
         let mut v: Vec<Figure> = Vec::new();
         for t in &self.terms {
@@ -315,7 +378,22 @@ impl Scenario {
                 v.push(t.figure);
             }
         }
+        if self.decode.is_some() && !v.contains(&Figure::StreamTriad) {
+            v.push(Figure::StreamTriad);
+        }
         v
+    }
+
+    /// Memory each of `gpus` adapters needs: its own needs plus its share of the sharded
+    /// ones (and of the weights a decode reads). None: the scenario states no floor.
+    pub fn memory_floor_on(&self, gpus: u32) -> Option<f64> {
+        let shared: f64 = self.sharded_memory.iter().map(|m| m.gb).sum::<f64>()
+            + self.decode.as_ref().map_or(0.0, |d| d.weight_gb);
+        let own = self.memory_floor_gb();
+        if shared == 0.0 {
+            return own;
+        }
+        Some(own.unwrap_or(0.0) + shared / f64::from(gpus.max(1)))
     }
 
     /// Memory one GPU (adapter) needs: the sum of the stated needs, or version 1's number,
@@ -341,15 +419,41 @@ impl Scenario {
             })
             .collect();
         let mut line = format!("time per GPU = {}", terms.join(" + "));
+        if let Some(d) = &self.decode {
+            line.push_str(&format!(
+                " + decode: {:.3e} tokens, each step reading the {} GB of weights once for the batch and {} MB of KV cache per token of context (up to {} tokens), the batch as large as {:.0}% of the memory holds (at most {})",
+                d.tokens,
+                round2(d.weight_gb),
+                round2(d.kv_mb_per_token),
+                d.context_tokens,
+                d.memory_use * 100.0,
+                d.max_batch
+            ));
+        }
         if let Some(gb) = self.memory_floor_gb() {
-            let gb = (gb * 100.0).round() / 100.0;
-            line.push_str(&format!("; needs {gb} GB per GPU"));
+            line.push_str(&format!("; needs {} GB per GPU", round2(gb)));
+        }
+        if !self.sharded_memory.is_empty() {
+            let gb: f64 = self.sharded_memory.iter().map(|m| m.gb).sum();
+            line.push_str(&format!(
+                "{} {} GB split over the instance's GPUs",
+                if self.memory_floor_gb().is_some() {
+                    " plus"
+                } else {
+                    "; needs"
+                },
+                round2(gb)
+            ));
         }
         if let Some(v) = self.min_vcpus_per_gpu {
             line.push_str(&format!(" and {v} vCPUs per GPU"));
         }
         line
     }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
 }
 
 /// `x` when it is a finite number in `lo..=hi`, else an error naming `at`.
@@ -398,6 +502,60 @@ fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
             1024.0,
             &format!("{at}.min_vcpus_per_gpu"),
             "a number of vCPUs",
+        )?;
+    }
+    for (j, m) in s.sharded_memory.iter().enumerate() {
+        in_range(
+            m.gb,
+            0.0,
+            1e6,
+            &format!("{at}.sharded_memory[{j}].gb"),
+            "a number of GB",
+        )?;
+    }
+    if let Some(d) = &s.decode {
+        let d_at = format!("{at}.decode");
+        in_range(
+            d.tokens,
+            1.0,
+            MAX_WORK,
+            &format!("{d_at}.tokens"),
+            "a number of tokens",
+        )?;
+        in_range(
+            d.weight_gb,
+            0.0,
+            1e6,
+            &format!("{d_at}.weight_gb"),
+            "a number of GB",
+        )?;
+        in_range(
+            d.kv_mb_per_token,
+            1e-6,
+            1e4,
+            &format!("{d_at}.kv_mb_per_token"),
+            "a number of MB",
+        )?;
+        in_range(
+            d.context_tokens,
+            1.0,
+            1e8,
+            &format!("{d_at}.context_tokens"),
+            "a number of tokens",
+        )?;
+        in_range(
+            d.max_batch,
+            1.0,
+            1e6,
+            &format!("{d_at}.max_batch"),
+            "a batch size",
+        )?;
+        in_range(
+            d.memory_use,
+            0.05,
+            1.0,
+            &format!("{d_at}.memory_use"),
+            "a share",
         )?;
     }
     if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
@@ -508,6 +666,8 @@ mod tests {
             memory_floor: vec![],
             min_vcpus_per_gpu: None,
             job: None,
+            sharded_memory: vec![],
+            decode: None,
             terms: vec![
                 Term {
                     figure: Figure::MatmulF32,

@@ -158,6 +158,7 @@ pub fn table(r: &RankReport, view: View) -> String {
                 .figures
                 .iter()
                 .map(|f| format!("{}\n  {}", figure_value(f), f.short))
+                .chain(x.job_notes.iter().cloned())
                 .collect::<Vec<_>>()
                 .join("\n"),
             price: format!(
@@ -244,6 +245,9 @@ fn rename_money_columns(t: &mut Table, currency: &str, cols: &[usize]) {
 pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String> {
     let mut v = Vec::new();
     let estimated = r.rows.iter().any(|x| x.basis != Source::Measured);
+    if let Some(j) = &r.scenario.job {
+        v.push(format!("Assumption: {}", j.assumption));
+    }
     v.push(format!(
         "Model: {}.{}",
         r.scenario.model_line(),
@@ -375,25 +379,23 @@ pub fn thousands(x: f64) -> String {
     if x < 0.0 { format!("-{out}") } else { out }
 }
 
-/// The figures a row used, on one line: what, value per GPU, and how it was found.
+/// The figures a row used, on one line: what, value per GPU, and how it was found; then
+/// how the job runs there (a serving batch).
 pub fn figures_used(r: &crate::rank::RankRow) -> String {
     r.figures
         .iter()
         .map(|f| format!("{} ({})", figure_value(f), f.short))
+        .chain(r.job_notes.iter().cloned())
         .collect::<Vec<_>>()
         .join("; ")
 }
 
-/// What stands behind the estimates: the scenario, the job's assumption and every
-/// efficiency factor with its origin (the detailed forms: `--details`, Markdown, HTML).
+/// What stands behind the estimates: the scenario and every efficiency factor with its origin (the detailed forms: `--details`, Markdown, HTML).
 pub fn heading(r: &RankReport) -> Vec<String> {
     let mut v = vec![format!(
         "Scenario {}: {}",
         r.scenario.id, r.scenario.description
     )];
-    if let Some(j) = &r.scenario.job {
-        v.push(format!("Assumption: {}", j.assumption));
-    }
     for e in &r.efficiencies {
         v.push(format!(
             "Efficiency of {} on {}: {:.2}, {} ({})",

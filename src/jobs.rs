@@ -1,0 +1,400 @@
+//! Jobs with parameters: an LLM fine-tune and LLM serving, each turned into a scenario
+//! (terms on the execution units, memory per GPU and split over an instance, decoding)
+//! with every assumption stated, so `rank` costs them like any scenario and
+//! `--print-scenario` shows the file to edit.
+//!
+//! The physics, per job:
+//! - **Fine-tune.** Training FLOP are 6 x parameters x tokens for full fine-tuning (forward
+//!   2, backward 4: activation and weight gradients), 4 x for LoRA and QLoRA (the frozen
+//!   base needs no weight gradients; the adapters' own FLOP are under 1%), plus one more
+//!   forward (2 x) for activation checkpointing, on the FP16/BF16 matrix engines.
+//!   Attention's own FLOP (about 10% at 4k tokens of context for an 8B model) are not
+//!   counted. Memory: mixed-precision Adam holds 16 bytes per parameter (FP16 weights and
+//!   gradients, FP32 master weights and two moments), sharded over the instance's GPUs
+//!   (ZeRO-3 / FSDP); LoRA a frozen FP16 base (2 bytes per parameter; QLoRA 4-bit, 0.5 plus
+//!   about 10% for quantisation constants) also sharded, and adapters of 0.5% of the
+//!   parameters with their Adam state. Each GPU holds its checkpointed activations (2 bytes
+//!   x sequence x hidden x layers for a micro-batch of one sequence) and 2 GB of framework
+//!   workspace.
+//! - **Serving.** Prefill: 2 x parameters FLOP per prompt token, on the matrix engines of
+//!   the weights' precision (FP8 engines for FP8; FP16 for FP16 and for 4-bit weights,
+//!   dequantised). Decode: 2 x parameters FLOP per output token, and per step the weights
+//!   read once for the whole batch plus every sequence's KV cache (half the longest context
+//!   on average); the batch is what the memory left after the weights holds (90% of it, at
+//!   most 256 sequences: vLLM's defaults). The model is split over the instance's GPUs
+//!   (tensor parallel); its all-reduces between layers are not counted.
+
+use crate::scenario::{Decode, Figure, Job, MemoryNeed, Scenario, Term};
+use anyhow::{Result, bail};
+
+/// A model's shape: what sets its FLOP, its weights and its KV cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Model {
+    pub name: &'static str,
+    pub params: f64,
+    pub layers: f64,
+    pub hidden: f64,
+    pub kv_heads: f64,
+    pub head_dim: f64,
+}
+
+/// Llama 3 8B and 70B (their `config.json`: hidden_size, num_hidden_layers,
+/// num_key_value_heads; head dimension 128).
+pub const PRESETS: [Model; 2] = [
+    Model {
+        name: "8b",
+        params: 8.03e9,
+        layers: 32.0,
+        hidden: 4096.0,
+        kv_heads: 8.0,
+        head_dim: 128.0,
+    },
+    Model {
+        name: "70b",
+        params: 70.6e9,
+        layers: 80.0,
+        hidden: 8192.0,
+        kv_heads: 8.0,
+        head_dim: 128.0,
+    },
+];
+
+/// A preset by name ("8b", "70B").
+pub fn preset(name: &str) -> Result<Model> {
+    let n = name.trim().to_lowercase();
+    PRESETS
+        .iter()
+        .find(|m| m.name == n)
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRESETS.iter().map(|m| m.name).collect();
+            anyhow::anyhow!(
+                "--model {name}: unknown preset, expected one of {}",
+                names.join(", ")
+            )
+        })
+}
+
+impl Model {
+    /// The preset's shape with another parameter count: layers and width scaled as the
+    /// square root each (the FLOP and weights follow the count; the KV cache and activations
+    /// follow the shape).
+    pub fn with_params(self, params: f64) -> Model {
+        let s = (params / self.params).sqrt();
+        Model {
+            params,
+            layers: (self.layers * s).round().max(1.0),
+            hidden: (self.hidden * s).round().max(64.0),
+            ..self
+        }
+    }
+}
+
+/// How a fine-tune trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Every weight, mixed-precision Adam.
+    Full,
+    /// Low-rank adapters on a frozen FP16 base.
+    Lora,
+    /// Low-rank adapters on a frozen 4-bit base.
+    Qlora,
+}
+
+/// The weights' (and KV cache's) precision when serving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Precision {
+    Fp16,
+    Fp8,
+    /// 4-bit weights (dequantised to FP16 for the matmuls), FP16 KV cache.
+    Int4,
+}
+
+impl Precision {
+    fn weight_bytes(self) -> f64 {
+        match self {
+            Precision::Fp16 => 2.0,
+            Precision::Fp8 => 1.0,
+            Precision::Int4 => 0.5,
+        }
+    }
+    fn kv_bytes(self) -> f64 {
+        match self {
+            Precision::Fp8 => 1.0,
+            Precision::Fp16 | Precision::Int4 => 2.0,
+        }
+    }
+    fn engines(self) -> Figure {
+        match self {
+            Precision::Fp8 => Figure::MatmulFp8Matrix,
+            Precision::Fp16 | Precision::Int4 => Figure::MatmulF16Matrix,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Precision::Fp16 => "FP16",
+            Precision::Fp8 => "FP8",
+            Precision::Int4 => "INT4",
+        }
+    }
+}
+
+/// A fine-tune: the model, the tokens trained on, the method and the sequence length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Finetune {
+    pub model: Model,
+    pub tokens: f64,
+    pub method: Method,
+    pub seq_len: f64,
+}
+
+/// Serving: the model, its precision, and the requests served with their lengths.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Serve {
+    pub model: Model,
+    pub precision: Precision,
+    pub requests: f64,
+    pub prompt_tokens: f64,
+    pub output_tokens: f64,
+}
+
+fn gb(bytes: f64) -> f64 {
+    bytes / 1e9
+}
+
+fn check(x: f64, lo: f64, hi: f64, opt: &str) -> Result<()> {
+    if !(x.is_finite() && (lo..=hi).contains(&x)) {
+        bail!("{opt} {x}: expected a number from {lo:e} to {hi:e}");
+    }
+    Ok(())
+}
+
+impl Finetune {
+    pub fn scenario(&self) -> Result<Scenario> {
+        let m = &self.model;
+        check(m.params, 1e6, 1e13, "--model-params")?;
+        check(self.tokens, 1.0, 1e16, "--tokens")?;
+        check(self.seq_len, 16.0, 1e7, "--seq-len")?;
+        let (per_token, what, base_bytes, label) = match self.method {
+            Method::Full => (
+                8.0,
+                "6 x params (forward, activation and weight gradients) + 2 x params (checkpointing's second forward)",
+                16.0,
+                "full",
+            ),
+            Method::Lora => (
+                6.0,
+                "4 x params (forward and activation gradients: the frozen base has no weight gradients) + 2 x params (checkpointing)",
+                2.0,
+                "LoRA",
+            ),
+            Method::Qlora => (
+                6.0,
+                "4 x params (forward and activation gradients; the 4-bit base is dequantised, not trained) + 2 x params (checkpointing)",
+                0.55,
+                "QLoRA",
+            ),
+        };
+        let flop = per_token * m.params * self.tokens;
+        let mut sharded = vec![MemoryNeed {
+            what: match self.method {
+                Method::Full => "weights, gradients and Adam state, 16 bytes per parameter (mixed precision), sharded (ZeRO-3 / FSDP)".into(),
+                Method::Lora => "the frozen FP16 base, 2 bytes per parameter, sharded".into(),
+                Method::Qlora => "the frozen 4-bit base with its quantisation constants, 0.55 bytes per parameter, sharded".into(),
+            },
+            gb: gb(base_bytes * m.params),
+        }];
+        if self.method != Method::Full {
+            sharded.push(MemoryNeed {
+                what:
+                    "adapters (0.5% of the parameters) with gradients and Adam state, 16 bytes each"
+                        .into(),
+                gb: gb(0.005 * m.params * 16.0),
+            });
+        }
+        let activations = gb(2.0 * self.seq_len * m.hidden * m.layers);
+        Ok(Scenario {
+            id: format!("llm-finetune-{}-{}", m.name, label.to_lowercase()),
+            description: format!(
+                "{label} fine-tuning of a {} model ({:.3e} parameters, {} layers, hidden {}) on the FP16/BF16 matrix engines",
+                m.name, m.params, m.layers, m.hidden
+            ),
+            min_gpu_memory_gb: None,
+            memory_floor: vec![
+                MemoryNeed {
+                    what: format!(
+                        "checkpointed activations of one {}-token sequence (2 bytes x sequence x hidden x layers)",
+                        self.seq_len
+                    ),
+                    gb: activations,
+                },
+                MemoryNeed {
+                    what: "framework workspace".into(),
+                    gb: 2.0,
+                },
+            ],
+            min_vcpus_per_gpu: None,
+            job: Some(Job {
+                name: format!(
+                    "{label} fine-tune of a {:.3e}-parameter model on {:.3e} tokens of {} tokens each",
+                    m.params, self.tokens, self.seq_len
+                ),
+                assumption: format!(
+                    "{flop:.3e} FLOP: {what}, per token; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded, their communication not counted"
+                ),
+                output: Some(crate::scenario::Output {
+                    amount: self.tokens,
+                    unit: "tokens".into(),
+                }),
+            }),
+            terms: vec![Term {
+                figure: Figure::MatmulF16Matrix,
+                work: flop,
+                unit: "FLOP".into(),
+                what: Some("training matmuls in FP16/BF16".into()),
+            }],
+            sharded_memory: sharded,
+            decode: None,
+        })
+    }
+}
+
+impl Serve {
+    pub fn scenario(&self) -> Result<Scenario> {
+        let m = &self.model;
+        check(m.params, 1e6, 1e13, "--model-params")?;
+        check(self.requests, 1.0, 1e13, "--requests")?;
+        check(self.prompt_tokens, 1.0, 1e7, "--prompt-tokens")?;
+        check(self.output_tokens, 1.0, 1e7, "--output-tokens")?;
+        let p = self.precision;
+        let prefill = 2.0 * m.params * self.prompt_tokens * self.requests;
+        let decode_flop = 2.0 * m.params * self.output_tokens * self.requests;
+        let kv_mb = 2.0 * m.layers * m.kv_heads * m.head_dim * p.kv_bytes() / 1e6;
+        let weights = gb(p.weight_bytes() * m.params);
+        Ok(Scenario {
+            id: format!("llm-serve-{}-{}", m.name, p.name().to_lowercase()),
+            description: format!(
+                "serving a {} model ({:.3e} parameters) with {} weights, split over the instance's GPUs",
+                m.name,
+                m.params,
+                p.name()
+            ),
+            min_gpu_memory_gb: None,
+            memory_floor: vec![MemoryNeed {
+                what: "framework workspace and activations".into(),
+                gb: 2.0,
+            }],
+            min_vcpus_per_gpu: None,
+            job: Some(Job {
+                name: format!(
+                    "{:.3e} requests of {} prompt and {} output tokens",
+                    self.requests, self.prompt_tokens, self.output_tokens
+                ),
+                assumption: format!(
+                    "prefill {prefill:.3e} FLOP and decode {decode_flop:.3e} FLOP (2 x params per token) on the {} engines; decode reads the {weights:.1} GB of weights once per step for the batch and {kv_mb:.3} MB of KV cache per token of context; tensor-parallel all-reduces not counted",
+                    p.name()
+                ),
+                output: Some(crate::scenario::Output {
+                    amount: self.requests * self.output_tokens,
+                    unit: "output tokens".into(),
+                }),
+            }),
+            terms: vec![
+                Term {
+                    figure: p.engines(),
+                    work: prefill,
+                    unit: "FLOP".into(),
+                    what: Some("prefill: the prompts' matmuls".into()),
+                },
+                Term {
+                    figure: p.engines(),
+                    work: decode_flop,
+                    unit: "FLOP".into(),
+                    what: Some("decode: the output tokens' matmuls".into()),
+                },
+            ],
+            sharded_memory: Vec::new(),
+            decode: Some(Decode {
+                tokens: self.requests * self.output_tokens,
+                weight_gb: weights,
+                kv_mb_per_token: kv_mb,
+                context_tokens: self.prompt_tokens + self.output_tokens,
+                max_batch: 256.0,
+                memory_use: 0.9,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_fine_tuning_costs_8_x_params_x_tokens_and_16_bytes_a_parameter() {
+        let s = Finetune {
+            model: preset("8b").unwrap(),
+            tokens: 1e9,
+            method: Method::Full,
+            seq_len: 4096.0,
+        }
+        .scenario()
+        .unwrap();
+        assert!((s.terms[0].work - 8.0 * 8.03e9 * 1e9).abs() < 1e9);
+        let sharded: f64 = s.sharded_memory.iter().map(|m| m.gb).sum();
+        assert!((sharded - 16.0 * 8.03).abs() < 0.01);
+        // 128 GB of state over 8 GPUs: each needs 16 GB plus its activations.
+        let per_gpu = s.memory_floor_on(8).unwrap();
+        assert!(per_gpu > 16.0 && per_gpu < 22.0, "{per_gpu}");
+        assert!(s.memory_floor_on(1).unwrap() > 128.0);
+    }
+
+    #[test]
+    fn lora_needs_fewer_flop_and_far_less_memory_than_full() {
+        let f = |method| {
+            Finetune {
+                model: preset("8b").unwrap(),
+                tokens: 1e9,
+                method,
+                seq_len: 4096.0,
+            }
+            .scenario()
+            .unwrap()
+        };
+        let (full, lora, qlora) = (f(Method::Full), f(Method::Lora), f(Method::Qlora));
+        assert!((lora.terms[0].work / full.terms[0].work - 0.75).abs() < 1e-9);
+        assert!(lora.memory_floor_on(1).unwrap() < 24.0);
+        assert!(qlora.memory_floor_on(1).unwrap() < lora.memory_floor_on(1).unwrap());
+    }
+
+    #[test]
+    fn a_70b_model_in_fp8_decodes_with_the_batch_its_memory_holds() {
+        let s = Serve {
+            model: preset("70b").unwrap(),
+            precision: Precision::Fp8,
+            requests: 1e5,
+            prompt_tokens: 1000.0,
+            output_tokens: 200.0,
+        }
+        .scenario()
+        .unwrap();
+        let d = s.decode.as_ref().unwrap();
+        assert!((d.weight_gb - 70.6).abs() < 0.1);
+        // KV: 2 x 80 layers x 8 heads x 128 x 1 byte = 0.164 MB per token.
+        assert!((d.kv_mb_per_token - 0.16384).abs() < 1e-9);
+        // 8 x 80 GB: 576 GB usable, 505 left for KV, 1200-token sequences: capped at 256.
+        let p = d.plan(8.0, 80.0, 16.0).unwrap();
+        assert_eq!(p.batch, 256.0);
+        // One 24 GB card cannot hold the weights at all.
+        assert!(d.plan(1.0, 24.0, 2.0).is_none());
+        assert!(s.memory_floor_on(1).unwrap() > 70.0);
+    }
+
+    #[test]
+    fn a_preset_scaled_to_another_size_keeps_its_shape_ratios() {
+        let m = preset("8b").unwrap().with_params(32.12e9);
+        assert_eq!(m.layers, 64.0);
+        assert_eq!(m.hidden, 8192.0);
+        assert!(preset("13b").is_err());
+    }
+}

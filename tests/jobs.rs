@@ -1,0 +1,178 @@
+//! LLM jobs with parameters: the physics' consequences a buyer sees (which instances can
+//! hold the model, what LoRA saves), every assumption printed, and the job as a scenario
+//! file that ranks the same.
+
+mod common;
+
+use common::gpuvalue;
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json", "--top", "200"]);
+    let o = gpuvalue(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn gpus(v: &Value) -> Vec<(String, u64)> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["gpu"].as_str().unwrap().to_string(),
+                r["gpu_count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_70b_model_in_fp8_ranks_8_gpu_nodes_sharded_and_refuses_24_gb_cards() {
+    let v = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp8",
+    ]);
+    let ranked = gpus(&v);
+    for g in ["h100-sxm", "h200-sxm", "mi300x"] {
+        assert!(
+            ranked.contains(&(g.to_string(), 8)),
+            "no 8x {g} in {ranked:?}"
+        );
+    }
+    let refused = v["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["instance"] == "aws/g5.xlarge/us-east-1")
+        .expect("the 24 GB A10G is refused");
+    let why = refused["reason"].as_str().unwrap();
+    assert!(
+        why.contains("24 GB per GPU") && why.contains("required"),
+        "{why}"
+    );
+    // Every row states the batch its memory holds.
+    assert!(
+        v["rows"][0]["job_notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("sequences at once")
+    );
+    // FP16 weights are twice FP8's: slower decode, never cheaper on the same node.
+    let f16 = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp16",
+    ]);
+    let cost = |v: &Value, t: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == t)
+            .map(|r| r["cost_per_job"].as_f64().unwrap())
+    };
+    let (a, b) = (
+        cost(&v, "p5.48xlarge").unwrap(),
+        cost(&f16, "p5.48xlarge").unwrap(),
+    );
+    assert!(b > a, "fp16 {b} vs fp8 {a}");
+}
+
+#[test]
+fn lora_costs_less_than_full_fine_tuning_which_needs_the_state_sharded() {
+    let args = |m| {
+        vec![
+            "rank",
+            "--job",
+            "llm-finetune",
+            "--model",
+            "8b",
+            "--tokens",
+            "1e9",
+            "--method",
+            m,
+        ]
+    };
+    let lora = json(&args("lora"));
+    let full = json(&args("full"));
+    let cost = |v: &Value, t: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == t)
+            .map(|r| r["cost_per_job"].as_f64().unwrap())
+    };
+    let (l, f) = (
+        cost(&lora, "p5.48xlarge").unwrap(),
+        cost(&full, "p5.48xlarge").unwrap(),
+    );
+    assert!((f / l - 8.0 / 6.0).abs() < 1e-6, "full {f} / lora {l}");
+    // 128 GB of Adam state fits no single GPU, but 8 x 80 GB sharded.
+    assert!(cost(&full, "p5.4xlarge").is_none());
+    assert!(cost(&lora, "p5.4xlarge").is_some());
+}
+
+#[test]
+fn every_assumption_is_printed_and_the_job_prints_as_a_scenario_that_ranks_the_same() {
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "8b",
+        "--precision",
+        "fp8",
+    ]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("Assumption: prefill") && t.contains("KV cache"),
+        "{t}"
+    );
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "8b",
+        "--precision",
+        "fp8",
+        "--print-scenario",
+    ]);
+    assert!(o.status.success());
+    let file = String::from_utf8(o.stdout).unwrap();
+    let parsed = gpuvalue::scenario::ScenarioFile::parse(&file, "printed").unwrap();
+    let id = parsed.scenarios[0].id.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.json");
+    std::fs::write(&p, &file).unwrap();
+    let from_file = json(&[
+        "rank",
+        "--scenarios",
+        p.to_str().unwrap(),
+        "--scenario",
+        &id,
+    ]);
+    let from_job = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "8b",
+        "--precision",
+        "fp8",
+    ]);
+    assert_eq!(from_file["rows"], from_job["rows"]);
+}
