@@ -56,6 +56,13 @@ pub struct Point {
     /// A ratio of this GPU's scenario throughput to that GPU's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relative_to: Option<String>,
+    /// GPUs the published figure ran on (default 1): the scenario's compute split over
+    /// them, its collectives over `bus_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// The system's GPU interconnect bus bandwidth (GB/s); none: communication not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_gbps: Option<f64>,
     pub published: f64,
     pub unit: String,
     pub conditions: String,
@@ -285,6 +292,20 @@ impl CalibrationFile {
         scenario: &str,
         gpu: &str,
     ) -> Result<f64> {
+        self.throughput_on(catalog, scenarios, scenario, gpu, 1, None)
+    }
+
+    /// The scenario's throughput on `gpus` packages of `gpu`: the compute split over every
+    /// adapter, plus what the scenario's collectives over `bus_gbps` add beyond it.
+    pub fn throughput_on(
+        &self,
+        catalog: &Catalog,
+        scenarios: &ScenarioFile,
+        scenario: &str,
+        gpu: &str,
+        gpus: u32,
+        bus_gbps: Option<f64>,
+    ) -> Result<f64> {
         let s = scenarios.get(scenario)?;
         let g = catalog
             .gpu(gpu)
@@ -305,7 +326,13 @@ impl CalibrationFile {
             .as_ref()
             .and_then(|j| j.output.as_ref())
             .map_or(1.0, |o| o.amount);
-        Ok(amount * f64::from(g.adapters()) / secs)
+        let n = f64::from(gpus.max(1)) * f64::from(g.adapters());
+        let compute = secs / n;
+        let comm = match (&s.collectives, bus_gbps) {
+            (Some(c), Some(b)) => c.seconds(n, b),
+            _ => 0.0,
+        };
+        Ok(amount / (compute + (comm - compute).max(0.0)))
     }
 
     /// What the model says a point's published figure is.
@@ -322,7 +349,14 @@ impl CalibrationFile {
             return Ok(r.value * f64::from(g.adapters()));
         }
         let s = p.scenario.as_deref().unwrap_or_default();
-        let t = self.throughput(catalog, scenarios, s, &p.gpu)?;
+        let t = self.throughput_on(
+            catalog,
+            scenarios,
+            s,
+            &p.gpu,
+            p.gpus.unwrap_or(1),
+            p.bus_gbps,
+        )?;
         match &p.relative_to {
             Some(other) => Ok(t / self.throughput(catalog, scenarios, s, other)?),
             None => Ok(t),

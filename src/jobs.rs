@@ -15,7 +15,11 @@
 //!   about 10% for quantisation constants) also sharded, and adapters of 0.5% of the
 //!   parameters with their Adam state. Each GPU holds its checkpointed activations (2 bytes
 //!   x sequence x hidden x layers for a micro-batch of one sequence) and 2 GB of framework
-//!   workspace.
+//!   workspace. Several GPUs train data-parallel with the state sharded: per step of 128
+//!   sequences the FP16 weights are all-gathered for the forward and the backward and the
+//!   gradients reduce-scattered (LoRA: the two all-gathers of the base), over the
+//!   instance's interconnect at the bus bandwidth nccl-tests reports; the collectives
+//!   overlap the compute, and only what outlasts it adds time.
 //! - **Serving.** Prefill: 2 x parameters FLOP per prompt token, on the matrix engines of
 //!   the weights' precision (FP8 engines for FP8; FP16 for FP16 and for 4-bit weights,
 //!   dequantised). Decode: 2 x parameters FLOP per output token, and per step the weights
@@ -24,7 +28,10 @@
 //!   most 256 sequences: vLLM's defaults). The model is split over the instance's GPUs
 //!   (tensor parallel); its all-reduces between layers are not counted.
 
-use crate::scenario::{Decode, Figure, Job, MemoryNeed, Scenario, Term};
+use crate::scenario::{Collectives, Decode, Figure, Job, MemoryNeed, Scenario, Term};
+
+/// Sequences per optimizer step of a fine-tune (its global batch), whatever the GPU count.
+pub const GLOBAL_BATCH: f64 = 128.0;
 use anyhow::{Result, bail};
 
 /// A model's shape: what sets its FLOP, its weights and its KV cache.
@@ -240,7 +247,7 @@ impl Finetune {
                     m.params, self.tokens, self.seq_len
                 ),
                 assumption: format!(
-                    "{flop:.3e} FLOP: {what}, per token; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded, their communication not counted"
+                    "{flop:.3e} FLOP: {what}, per token; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded (ZeRO-3 / FSDP), {GLOBAL_BATCH} sequences per step, their collectives overlapping the compute"
                 ),
                 output: Some(crate::scenario::Output {
                     amount: self.tokens,
@@ -255,6 +262,29 @@ impl Finetune {
             }],
             sharded_memory: sharded,
             decode: None,
+            collectives: Some(Collectives {
+                // ZeRO-3 / FSDP: the FP16 weights all-gathered for the forward and again for
+                // the backward, the FP16 gradients reduce-scattered (full); LoRA gathers the
+                // frozen base twice (its adapters' gradients are negligible).
+                bytes_per_step: match self.method {
+                    Method::Full => 3.0,
+                    Method::Lora | Method::Qlora => 2.0,
+                } * self.model.params
+                    * match self.method {
+                        Method::Qlora => 0.5,
+                        _ => 2.0,
+                    },
+                steps: (self.tokens / (GLOBAL_BATCH * self.seq_len)).ceil(),
+                what: match self.method {
+                    Method::Full => {
+                        "weight all-gathers (forward, backward) and gradient reduce-scatter"
+                    }
+                    Method::Lora | Method::Qlora => {
+                        "all-gathers of the frozen base (forward, backward)"
+                    }
+                }
+                .into(),
+            }),
         })
     }
 }
@@ -314,6 +344,7 @@ impl Serve {
                 },
             ],
             sharded_memory: Vec::new(),
+            collectives: None,
             decode: Some(Decode {
                 tokens: self.requests * self.output_tokens,
                 weight_gb: weights,

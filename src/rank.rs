@@ -9,7 +9,6 @@ use crate::scenario::{Figure, Scenario};
 use crate::stats::median;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -61,7 +60,8 @@ pub enum Source {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FigureUse {
-    pub figure: String,
+    /// The figure (serialised by its name, "matmul_f16_matrix").
+    pub figure: Figure,
     /// Per GPU, in `unit`.
     pub value: f64,
     pub unit: String,
@@ -75,7 +75,7 @@ pub struct FigureUse {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Efficiency {
-    pub figure: String,
+    pub figure: Figure,
     pub factor: f64,
     /// `calibrated` on published results, `derived` from measured / datasheet ratios in this
     /// ranking, or `assumed`.
@@ -108,11 +108,11 @@ pub struct RankRow {
     pub figures: Vec<FigureUse>,
     pub price_per_hour: f64,
     pub currency: String,
-    pub pricing: String,
+    pub pricing: PricingModel,
     pub price_as_of: String,
     pub price_confidence: String,
     /// `list` or `reported` (ranked only with --include-reported).
-    pub price_tier: String,
+    pub price_tier: Tier,
     pub hours_per_job: f64,
     pub jobs_per_hour: f64,
     pub cost_per_job: f64,
@@ -155,7 +155,7 @@ pub struct Machine {
 pub struct RankReport {
     pub scenario: Scenario,
     pub job: String,
-    pub pricing: String,
+    pub pricing: PricingModel,
     pub currency: String,
     pub currency_rate: String,
     pub efficiencies: Vec<Efficiency>,
@@ -195,6 +195,7 @@ pub fn rank(
     let resolver = Resolver::new(measured, derived, embedded_calibration());
     let mut rows = Vec::new();
     let mut excluded = Vec::new();
+    let mut used = Used::new();
     for (i, inst) in catalog.instances.iter().enumerate() {
         let costed = Costing {
             catalog,
@@ -206,7 +207,12 @@ pub fn rank(
         }
         .row(i, inst)?;
         match costed {
-            Some(Ok(row)) => rows.push(row),
+            Some(Ok((row, factors))) => {
+                rows.push(row);
+                for e in factors {
+                    remember(&mut used, e);
+                }
+            }
             Some(Err(reason)) => excluded.push(Excluded {
                 instance: inst.key(),
                 reason,
@@ -216,17 +222,17 @@ pub fn rank(
     }
     for (f, (x, n, files)) in &resolver.derived {
         if !f.sources().is_empty() {
-            resolver.remember(*f, &derived_factor(*x, *n, files));
+            remember(&mut used, efficiency(*f, &derived_factor(*x, *n, files)));
         }
     }
-    let efficiencies = resolver.used.into_inner().into_values().collect();
+    let efficiencies = used.into_values().collect();
     let uncertainty = model_uncertainty(catalog, scenario);
     let ranked_total = order(&mut rows, &mut machines, opts.top, uncertainty);
     let rate = &catalog.currencies[&opts.currency];
     Ok(RankReport {
         job: scenario.job_name(),
         scenario: scenario.clone(),
-        pricing: opts.pricing.name().into(),
+        pricing: opts.pricing,
         currency: opts.currency.clone(),
         currency_rate: format!(
             "{} {} per USD, as of {} ({})",
@@ -454,7 +460,7 @@ fn measured_figures(
 fn seconds_per_job(scenario: &Scenario, uses: &[FigureUse]) -> f64 {
     scenario.seconds_per_job(|f| {
         uses.iter()
-            .find(|u| u.figure == f.name())
+            .find(|u| u.figure == f)
             .map_or(f64::NAN, |u| u.value)
     })
 }
@@ -510,7 +516,7 @@ fn files_text(files: &[String]) -> String {
 impl FigureUse {
     fn new(f: Figure, value: f64, source: Source, basis: String) -> FigureUse {
         FigureUse {
-            figure: f.name().into(),
+            figure: f,
             value,
             unit: f.unit().into(),
             short: match source {
@@ -540,8 +546,24 @@ struct Resolver {
     calibration: &'static CalibrationFile,
     /// Latency has no datasheet: measured hardware GPUs' median, if any, and its files.
     hw_latency: Option<(f64, Vec<String>)>,
-    /// Each factor used, by figure and the GPUs it covers.
-    used: RefCell<BTreeMap<(String, String), Efficiency>>,
+}
+
+/// Each efficiency factor a ranking used, once per figure and the GPUs it covers.
+type Used = BTreeMap<(Figure, String), Efficiency>;
+
+/// A factor as the ranking reports it.
+fn efficiency(f: Figure, k: &Factor) -> Efficiency {
+    Efficiency {
+        figure: f,
+        factor: k.value,
+        origin: k.origin.name().into(),
+        basis: k.basis.clone(),
+        applies_to: k.applies_to.clone(),
+    }
+}
+
+fn remember(used: &mut Used, e: Efficiency) {
+    used.entry((e.figure, e.applies_to.clone())).or_insert(e);
 }
 
 impl Resolver {
@@ -568,7 +590,6 @@ impl Resolver {
             derived,
             calibration,
             hw_latency,
-            used: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -590,22 +611,10 @@ impl Resolver {
         calibration::default_factor(f)
     }
 
-    fn remember(&self, f: Figure, k: &Factor) {
-        self.used
-            .borrow_mut()
-            .entry((f.name().to_string(), k.applies_to.clone()))
-            .or_insert_with(|| Efficiency {
-                figure: f.name().into(),
-                factor: k.value,
-                origin: k.origin.name().into(),
-                basis: k.basis.clone(),
-                applies_to: k.applies_to.clone(),
-            });
-    }
-
-    fn resolve(&self, fig: Figure, gpu: &Gpu) -> Option<FigureUse> {
+    /// The figure's value on `gpu`, and the efficiency factor behind it when estimated.
+    fn resolve(&self, fig: Figure, gpu: &Gpu) -> Option<(FigureUse, Option<Efficiency>)> {
         if fig == Figure::LatencyDispatch {
-            return Some(self.latency(gpu));
+            return Some((self.latency(gpu), None));
         }
         let r = calibration::resolve(
             fig,
@@ -614,14 +623,16 @@ impl Resolver {
             |f| self.factor(f, gpu),
         )?;
         let Some((sheet, k)) = &r.estimate else {
-            return Some(if r.used == fig {
-                FigureUse::new(fig, r.value, Source::Measured, "measured".into())
-            } else {
-                FigureUse::new(fig, r.value, Source::Estimated, stand_in_basis(fig, r.used))
-                    .with_short(format!("measured {} stands in", r.used.label()))
-            });
+            return Some((
+                if r.used == fig {
+                    FigureUse::new(fig, r.value, Source::Measured, "measured".into())
+                } else {
+                    FigureUse::new(fig, r.value, Source::Estimated, stand_in_basis(fig, r.used))
+                        .with_short(format!("measured {} stands in", r.used.label()))
+                },
+                None,
+            ));
         };
-        self.remember(r.used, k);
         let mut basis = format!(
             "{} {} x {:.2} ({}; {})",
             r.used.label(),
@@ -650,7 +661,10 @@ impl Resolver {
             k.value,
             k.origin.name()
         );
-        Some(FigureUse::new(fig, r.value, Source::Estimated, basis).with_short(short))
+        Some((
+            FigureUse::new(fig, r.value, Source::Estimated, basis).with_short(short),
+            Some(efficiency(r.used, k)),
+        ))
     }
 
     fn latency(&self, gpu: &Gpu) -> FigureUse {
@@ -688,7 +702,14 @@ struct Costing<'a> {
 impl Costing<'_> {
     /// The ranked row of instance `i`, or why it is left out (`Err`); `None` when the
     /// filters do not select it.
-    fn row(&self, i: usize, inst: &Instance) -> Result<Option<Result<RankRow, String>>> {
+    /// The instance's row and the efficiency factors behind it; Some(Err) says why it is not
+    /// ranked, None that the filters left it out.
+    #[allow(clippy::type_complexity)]
+    fn row(
+        &self,
+        i: usize,
+        inst: &Instance,
+    ) -> Result<Option<Result<(RankRow, Vec<Efficiency>), String>>> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
             return Ok(Some(Err(format!("unknown GPU id {:?}", inst.gpu))));
         };
@@ -743,9 +764,13 @@ impl Costing<'_> {
             .catalog
             .convert(price.amount, &price.currency, &self.opts.currency)?;
         let mut uses = Vec::new();
+        let mut factors = Vec::new();
         for &fig in self.figures {
             match self.resolver.resolve(fig, gpu) {
-                Some(u) => uses.push(u),
+                Some((u, e)) => {
+                    uses.push(u);
+                    factors.extend(e);
+                }
                 None => {
                     return Ok(Some(Err(format!(
                         "no {} figure for {}: not measured, no datasheet figure",
@@ -756,30 +781,11 @@ impl Costing<'_> {
             }
         }
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let mut seconds = seconds_per_job(self.scenario, &uses);
-        let mut notes = Vec::new();
-        if let Some(d) = &self.scenario.decode {
-            let per_gpu = self.scenario.memory_floor_gb().unwrap_or(0.0);
-            let sharded: f64 = self.scenario.sharded_memory.iter().map(|m| m.gb).sum();
-            let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
-            let Some(plan) = d.plan(adapters, mem, sharded + adapters * per_gpu) else {
-                return Ok(Some(Err(format!(
-                    "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
-                    adapters * mem * d.memory_use,
-                    d.weight_gb
-                ))));
-            };
-            let triad = uses
-                .iter()
-                .find(|u| u.figure == Figure::StreamTriad.name())
-                .map_or(f64::NAN, |u| u.value);
-            seconds += Figure::StreamTriad.seconds(plan.bytes, triad);
-            notes.push(format!(
-                "decodes {:.0} sequences at once ({:.0} GB of KV cache on the instance)",
-                plan.batch, plan.kv_gb
-            ));
-        }
-        let hours = seconds / adapters / 3600.0;
+        let (seconds, notes) = match self.instance_seconds(inst, gpu, adapters, &uses) {
+            Ok(x) => x,
+            Err(why) => return Ok(Some(Err(why))),
+        };
+        let hours = seconds / 3600.0;
         let cost = per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
@@ -789,7 +795,7 @@ impl Costing<'_> {
         }
         let mut row = self.ranked(i, inst, gpu, uses, per_hour, hours);
         row.job_notes = notes;
-        Ok(Some(Ok(row)))
+        Ok(Some(Ok((row, factors))))
     }
 
     /// Why the instance's host cannot feed its GPUs (the scenario's vCPUs per GPU), if so.
@@ -812,6 +818,71 @@ impl Costing<'_> {
             .map(|x| x.message.clone())
             .collect();
         (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// Seconds one job takes on the instance (`adapters` GPUs): the terms split over the
+    /// GPUs, decoding with the batch the memory holds, and the collectives that outlast the
+    /// compute; with a note on each of those. Err: why the job cannot run there.
+    fn instance_seconds(
+        &self,
+        inst: &Instance,
+        gpu: &Gpu,
+        adapters: f64,
+        uses: &[FigureUse],
+    ) -> Result<(f64, Vec<String>), String> {
+        let mut seconds = seconds_per_job(self.scenario, uses);
+        let mut notes = Vec::new();
+        if let Some(d) = &self.scenario.decode {
+            let per_gpu = self.scenario.memory_floor_gb().unwrap_or(0.0);
+            let sharded: f64 = self.scenario.sharded_memory.iter().map(|m| m.gb).sum();
+            let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+            let Some(plan) = d.plan(adapters, mem, sharded + adapters * per_gpu) else {
+                return Err(format!(
+                    "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
+                    adapters * mem * d.memory_use,
+                    d.weight_gb
+                ));
+            };
+            let triad = uses
+                .iter()
+                .find(|u| u.figure == Figure::StreamTriad)
+                .map_or(f64::NAN, |u| u.value);
+            seconds += Figure::StreamTriad.seconds(plan.bytes, triad);
+            notes.push(format!(
+                "decodes {:.0} sequences at once ({:.0} GB of KV cache on the instance)",
+                plan.batch, plan.kv_gb
+            ));
+        }
+        let compute = seconds / adapters;
+        let exposed = match (&self.scenario.collectives, adapters > 1.0) {
+            (Some(c), true) => match &inst.interconnect {
+                Some(link) => {
+                    let comm = c.seconds(adapters, link.bus_gbps);
+                    let beyond = (comm - compute).max(0.0);
+                    notes.push(format!(
+                        "collectives {} over {} ({} GB/s bus), {}",
+                        duration(comm),
+                        link.kind,
+                        link.bus_gbps,
+                        if beyond > 0.0 {
+                            format!("{} beyond the compute", duration(beyond))
+                        } else {
+                            format!("hidden behind {} of compute", duration(compute))
+                        }
+                    ));
+                    beyond
+                }
+                None => {
+                    notes.push(
+                        "communication not counted: the catalog states no GPU interconnect for this instance"
+                            .into(),
+                    );
+                    0.0
+                }
+            },
+            _ => 0.0,
+        };
+        Ok((compute + exposed, notes))
     }
 
     fn ranked(
@@ -854,15 +925,13 @@ impl Costing<'_> {
             figures: uses,
             price_per_hour: per_hour,
             currency: self.opts.currency.clone(),
-            pricing: self.opts.pricing.name().into(),
+            pricing: self.opts.pricing,
             price_as_of: inst.as_of.clone(),
             price_confidence: format!("{:?}", inst.confidence).to_lowercase(),
             price_tier: inst
                 .prices
                 .get(&self.opts.pricing)
-                .map_or(Tier::List, |p| inst.tier(p))
-                .name()
-                .into(),
+                .map_or(Tier::List, |p| inst.tier(p)),
             hours_per_job: hours,
             jobs_per_hour: 1.0 / hours,
             cost_per_job: cost,
@@ -902,6 +971,17 @@ fn order(
         rows.truncate(n);
     }
     ranked_total
+}
+
+/// A duration for a row's notes: seconds, minutes or hours.
+fn duration(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.1} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// Places: a row whose cost is within the uncertainty of the cheapest row of the current

@@ -11,6 +11,10 @@
 //!                                                          GPUs (sharded weights, optimizer)
 //!                       decode?: { tokens, weight_gb, kv_mb_per_token, context_tokens,
 //!                                  max_batch, memory_use },  autoregressive decoding
+//!                       collectives?: { bytes_per_step, steps, what },  data-parallel
+//!                                  communication per step (all-gather/reduce-scatter bytes
+//!                                  per GPU; an all-reduce counts twice), over the instance's
+//!                                  interconnect, overlapped with the compute
 //!                       min_gpu_memory_gb?,                 (version 1: one number)
 //!                       min_vcpus_per_gpu?,                 host floor: vCPUs to feed a GPU
 //!                       terms[]: { figure, work, unit, what? } }
@@ -301,6 +305,31 @@ pub struct Scenario {
     /// memory holds, so it is worked out per instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decode: Option<Decode>,
+    /// Data-parallel communication on an instance of several GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<Collectives>,
+}
+
+/// The collectives of data-parallel training: `bytes_per_step` through each GPU's link per
+/// optimizer step (nccl-tests' convention: an all-gather or reduce-scatter of S bytes moves
+/// S x (n-1)/n; an all-reduce twice that), over `steps` steps. They overlap the compute
+/// (prefetching, bucketed gradients): only what outlasts it adds time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Collectives {
+    pub bytes_per_step: f64,
+    pub steps: f64,
+    pub what: String,
+}
+
+impl Collectives {
+    /// Seconds of communication over the whole job on `gpus` GPUs linked at `bus_gbps`.
+    pub fn seconds(&self, gpus: f64, bus_gbps: f64) -> f64 {
+        if gpus <= 1.0 {
+            return 0.0;
+        }
+        self.steps * self.bytes_per_step * (gpus - 1.0) / gpus / (bus_gbps * 1e9)
+    }
 }
 
 /// Serving's decode phase: every step reads the weights once for the whole batch, and each
@@ -428,6 +457,12 @@ impl Scenario {
                 d.context_tokens,
                 d.memory_use * 100.0,
                 d.max_batch
+            ));
+        }
+        if let Some(c) = &self.collectives {
+            line.push_str(&format!(
+                " + on several GPUs: {:.3e} steps of {:.3e} bytes of {} over the GPUs' interconnect, the part that outlasts the compute",
+                c.steps, c.bytes_per_step, c.what
             ));
         }
         if let Some(gb) = self.memory_floor_gb() {
@@ -668,6 +703,7 @@ mod tests {
             job: None,
             sharded_memory: vec![],
             decode: None,
+            collectives: None,
             terms: vec![
                 Term {
                     figure: Figure::MatmulF32,

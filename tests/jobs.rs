@@ -29,6 +29,16 @@ fn gpus(v: &Value) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The cost per job of the row of instance type `t`, if it was ranked.
+fn cost(v: &Value, t: &str) -> Option<f64> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["instance_type"] == t)
+        .map(|r| r["cost_per_job"].as_f64().unwrap())
+}
+
 #[test]
 fn a_70b_model_in_fp8_ranks_8_gpu_nodes_sharded_and_refuses_24_gb_cards() {
     let v = json(&[
@@ -75,14 +85,6 @@ fn a_70b_model_in_fp8_ranks_8_gpu_nodes_sharded_and_refuses_24_gb_cards() {
         "--precision",
         "fp16",
     ]);
-    let cost = |v: &Value, t: &str| {
-        v["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["instance_type"] == t)
-            .map(|r| r["cost_per_job"].as_f64().unwrap())
-    };
     let (a, b) = (
         cost(&v, "p5.48xlarge").unwrap(),
         cost(&f16, "p5.48xlarge").unwrap(),
@@ -107,14 +109,6 @@ fn lora_costs_less_than_full_fine_tuning_which_needs_the_state_sharded() {
     };
     let lora = json(&args("lora"));
     let full = json(&args("full"));
-    let cost = |v: &Value, t: &str| {
-        v["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["instance_type"] == t)
-            .map(|r| r["cost_per_job"].as_f64().unwrap())
-    };
     let (l, f) = (
         cost(&lora, "p5.48xlarge").unwrap(),
         cost(&full, "p5.48xlarge").unwrap(),
@@ -175,4 +169,73 @@ fn every_assumption_is_printed_and_the_job_prints_as_a_scenario_that_ranks_the_s
         "fp8",
     ]);
     assert_eq!(from_file["rows"], from_job["rows"]);
+}
+
+/// Data-parallel training carries its collectives over the instance's interconnect: hidden
+/// behind the compute on NVLink, adding the excess on a slow link, and said when the
+/// catalog states no link.
+#[test]
+fn the_collectives_of_data_parallel_training_cost_what_outlasts_the_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("links.json");
+    let row = |name: &str, bus: f64| {
+        format!(
+            r#"{{"provider": "mine", "instance_type": "{name}", "region": "home", "gpu": "h100-sxm",
+            "gpu_count": 8, "vcpu": 96, "ram_gib": 1024, "source": "my quote", "as_of": "2026-11",
+            "confidence": "high", "prices": {{"on_demand": {{"amount": 30, "currency": "USD", "per": "hour"}}}},
+            "interconnect": {{"kind": "test link", "bus_gbps": {bus}, "source": "test"}}}}"#
+        )
+    };
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{"schema_version": 1, "instances": [{}, {}]}}"#,
+            row("fast", 370.0),
+            row("slow", 0.5)
+        ),
+    )
+    .unwrap();
+    let v = json(&[
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--method",
+        "full",
+        "--catalog-add",
+        p.to_str().unwrap(),
+        "--provider",
+        "mine",
+    ]);
+    let row = |t: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == t)
+            .unwrap()
+            .clone()
+    };
+    let (fast, slow) = (row("fast"), row("slow"));
+    let note = |r: &Value| r["job_notes"][0].as_str().unwrap().to_string();
+    assert!(note(&fast).contains("hidden behind"), "{}", note(&fast));
+    assert!(
+        note(&slow).contains("beyond the compute"),
+        "{}",
+        note(&slow)
+    );
+    let (f, s) = (
+        fast["hours_per_job"].as_f64().unwrap(),
+        slow["hours_per_job"].as_f64().unwrap(),
+    );
+    // 3 x 16 GB x 7/8 per step at 0.5 GB/s: 84 s a step, 1908 steps, far past the compute.
+    assert!(s > 1.5 * f, "slow link {s} h, fast {f} h");
+    // An 8-GPU instance without a stated link says the communication was not counted.
+    let all = json(&["rank", "--job", "llm-finetune", "--method", "lora"]);
+    let v100 = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["instance_type"] == "gpu_8x_v100")
+        .expect("LoRA of 8B fits 8 x 16 GB");
+    assert!(note(v100).contains("not counted"), "{v100}");
 }

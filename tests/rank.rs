@@ -221,7 +221,7 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
     o.include_reported = true;
     let r = rank(&c, &f, sc, &[], &o).unwrap();
     let two = r.rows.iter().find(|x| x.instance_type == "two").unwrap();
-    assert_eq!(two.price_tier, "reported");
+    assert_eq!(two.price_tier, gpuvalue::catalog::Tier::Reported);
     assert!(gpuvalue::report::rank::markdown(&r).contains("(REPORTED)"));
     assert!(
         gpuvalue::report::rank::table(&r, gpuvalue::report::rank::View::SHORT).contains("REPORTED")

@@ -139,7 +139,7 @@ fn training_ranks_on_tensor_cores_and_bandwidth() {
     assert!((1600.0..3600.0).contains(&img_s), "{img_s}");
     let a100 = r.rows.iter().find(|x| x.gpu == "a100-40gb-pcie").unwrap();
     let f = &a100.figures[0];
-    assert_eq!(f.figure, "matmul_f16_matrix");
+    assert_eq!(f.figure, Figure::MatmulF16Matrix);
     assert_eq!(f.source, Source::Estimated);
     assert!(
         f.short.contains("312 TFLOPS x 0.57 calibrated"),
@@ -291,11 +291,9 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
         {
             assert!(e.basis.contains("lavapipe-as-h100.json"), "{e:?}");
         }
-        let latency = forced
-            .rows
-            .iter()
-            .flat_map(|r| &r.figures)
-            .find(|f| f.figure == "latency_dispatch" && f.basis.contains("median of measured"));
+        let latency = forced.rows.iter().flat_map(|r| &r.figures).find(|f| {
+            f.figure == Figure::LatencyDispatch && f.basis.contains("median of measured")
+        });
         if let Some(l) = latency {
             assert!(l.basis.contains("lavapipe-as-h100.json"), "{l:?}");
         }

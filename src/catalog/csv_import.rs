@@ -709,6 +709,7 @@ fn group_instances(
             confidence: Confidence::Medium,
             retired: None,
             notes: Some(notes.join("; ")),
+            interconnect: None,
         });
     }
     (instances, origins)

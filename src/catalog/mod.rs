@@ -13,7 +13,9 @@
 //! instances[]     { provider, instance_type, region, gpu (a gpus[].id), gpu_count, vcpu,
 //!                   ram_gib, gpu_memory_gb?, prices: { on_demand|spot|reserved_1y|
 //!                   reserved_3y: { amount, currency, per: "hour" } }, source, as_of,
-//!                   confidence (high|medium|low|estimate), notes? }
+//!                   confidence (high|medium|low|estimate), notes?,
+//!                   interconnect?: { kind, bus_gbps, source } }   the GPUs' link: the
+//!                   all-reduce bus bandwidth nccl-tests reports (busbw), with its source
 //! ```
 //! Loading checks syntax and types (errors name the file, line and JSON path); `check`
 //! then finds the faults public catalogs are known to have, per row and field.
@@ -201,6 +203,22 @@ pub struct Instance {
     pub retired: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// How the instance's GPUs talk to each other, where a source states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interconnect: Option<Interconnect>,
+}
+
+/// The GPUs' interconnect of a multi-GPU instance: what it is and the bus bandwidth a
+/// collective reaches over it (nccl-tests' busbw: time = bytes x (n-1)/n / busbw for an
+/// all-gather or reduce-scatter, twice that for an all-reduce).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interconnect {
+    /// "NVLink4 / NVSwitch", "PCIe Gen4 x16".
+    pub kind: String,
+    /// GB/s.
+    pub bus_gbps: f64,
+    pub source: String,
 }
 
 /// The user's selection of catalog instances (`--provider`, `--gpu`, `--region`,
@@ -1201,6 +1219,11 @@ impl Catalog {
             ("ram_gib", inst.ram_gib, 1e6),
             ("gpu_memory_gb", inst.gpu_memory_gb, 1e4),
             ("vcpu", inst.vcpu.map(f64::from), 1e5),
+            (
+                "interconnect.bus_gbps",
+                inst.interconnect.as_ref().map(|i| i.bus_gbps),
+                1e5,
+            ),
         ] {
             if let Some(x) = v
                 && !(x.is_finite() && x > 0.0 && x <= hi)

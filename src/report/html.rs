@@ -186,7 +186,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
         let _ = write!(
             s,
             "<p class=\"note\">Estimates of {} on {} use efficiency {:.2} ({}: {}).</p>",
-            esc(&e.figure),
+            esc(e.figure.name()),
             esc(&e.applies_to),
             e.factor,
             esc(&e.origin),

@@ -1,6 +1,7 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
 use super::fmt::{csv_cell, md};
+use crate::catalog::Tier;
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -87,11 +88,7 @@ pub fn place(x: &crate::rank::RankRow) -> String {
 
 /// A figure for people: its label and value in a readable unit (TFLOPS from 10,000 GFLOPS).
 pub fn figure_value(f: &crate::rank::FigureUse) -> String {
-    let label = crate::scenario::Figure::ALL
-        .iter()
-        .find(|k| k.name() == f.figure)
-        .map_or(f.figure.as_str(), |k| k.label());
-    format!("{label} {}", scaled(f.value, &f.unit))
+    format!("{} {}", f.figure.label(), scaled(f.value, &f.unit))
 }
 
 /// A value with its unit, scaled up a step past 10,000 (GFLOPS to TFLOPS, GB/s to TB/s),
@@ -121,7 +118,7 @@ fn gpus_cell(x: &crate::rank::RankRow) -> String {
 /// when it is not a list price.
 fn price_short(x: &crate::rank::RankRow) -> String {
     let mut s = sig(x.price_per_hour);
-    if x.price_tier == "reported" {
+    if x.price_tier == Tier::Reported {
         s.push_str(" REPORTED");
     }
     if !x.warnings.is_empty() {
@@ -264,7 +261,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
     ));
     v.push(format!(
         "Prices: {} per hour in {}{}; {}.",
-        r.pricing.replace('_', "-"),
+        r.pricing.name().replace('_', "-"),
         r.currency,
         if r.currency == "USD" {
             String::new()
@@ -399,7 +396,11 @@ pub fn heading(r: &RankReport) -> Vec<String> {
     for e in &r.efficiencies {
         v.push(format!(
             "Efficiency of {} on {}: {:.2}, {} ({})",
-            e.figure, e.applies_to, e.factor, e.origin, e.basis
+            e.figure.name(),
+            e.applies_to,
+            e.factor,
+            e.origin,
+            e.basis
         ));
     }
     v
@@ -519,7 +520,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             .map(|f| {
                 format!(
                     "{}={:.6} {} ({}: {})",
-                    f.figure,
+                    f.figure.name(),
                     f.value,
                     f.unit,
                     basis(f.source),
@@ -535,7 +536,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             csv_cell(&x.gpu),
             x.gpu_count.to_string(),
             basis(x.basis).to_string(),
-            x.pricing.clone(),
+            x.pricing.name().into(),
             csv_cell(&x.currency),
             format!("{}", x.price_per_hour),
             format!("{}", x.hours_per_job),
@@ -545,7 +546,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             x.budget_jobs.map(|v| v.to_string()).unwrap_or_default(),
             csv_cell(&x.price_as_of),
             x.price_confidence.clone(),
-            x.price_tier.clone(),
+            x.price_tier.name().into(),
             csv_cell(&figs.join("; ")),
             csv_cell(&x.warnings.join("; ")),
             place(x),
@@ -556,7 +557,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
 
 /// A price, marked when it is `reported` (unverified).
 fn price_cell(x: &crate::rank::RankRow) -> String {
-    if x.price_tier == "reported" {
+    if x.price_tier == Tier::Reported {
         format!("{} (REPORTED)", sig(x.price_per_hour))
     } else {
         sig(x.price_per_hour)
@@ -565,9 +566,9 @@ fn price_cell(x: &crate::rank::RankRow) -> String {
 
 /// The price's provenance for people: `list, high` or `REPORTED, low` (unverified).
 pub fn tier_and_confidence(x: &crate::rank::RankRow) -> String {
-    if x.price_tier == "reported" {
+    if x.price_tier == Tier::Reported {
         format!("REPORTED, {}", x.price_confidence)
     } else {
-        format!("{}, {}", x.price_tier, x.price_confidence)
+        format!("{}, {}", x.price_tier.name(), x.price_confidence)
     }
 }
