@@ -17,7 +17,7 @@
 
 use crate::catalog::{Catalog, Gpu};
 use crate::files::parse_json;
-use crate::scenario::{Figure, ScenarioFile, Sheet};
+use crate::scenario::{Figure, Scenario, ScenarioFile, Sheet};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,9 @@ pub struct Point {
     /// A ratio of this GPU's scenario throughput to that GPU's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relative_to: Option<String>,
+    /// A job with parameters instead of `scenario` (`rank --job`'s LLM jobs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<crate::jobs::JobSpec>,
     /// GPUs the published figure ran on (default 1): the scenario's compute split over
     /// them, its collectives over `bus_gbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -252,11 +255,16 @@ impl CalibrationFile {
             }
         }
         for (i, p) in f.points.iter().enumerate() {
-            if p.scenario.is_some() == p.figure.is_some() {
+            let named = [p.scenario.is_some(), p.figure.is_some(), p.job.is_some()];
+            if named.iter().filter(|x| **x).count() != 1 {
                 bail!(
-                    "{name}: points[{i}] ({}): give either a scenario or a figure",
+                    "{name}: points[{i}] ({}): give one of a scenario, a job or a figure",
                     p.id
                 );
+            }
+            if let Some(j) = &p.job {
+                j.scenario()
+                    .with_context(|| format!("{name}: points[{i}] ({}).job", p.id))?;
             }
             if !(p.published.is_finite() && p.published > 0.0) {
                 bail!(
@@ -295,8 +303,7 @@ impl CalibrationFile {
         self.throughput_on(catalog, scenarios, scenario, gpu, 1, None)
     }
 
-    /// The scenario's throughput on `gpus` packages of `gpu`: the compute split over every
-    /// adapter, plus what the scenario's collectives over `bus_gbps` add beyond it.
+    /// The scenario's throughput on `gpus` packages of `gpu`, by scenario id.
     pub fn throughput_on(
         &self,
         catalog: &Catalog,
@@ -306,27 +313,51 @@ impl CalibrationFile {
         gpus: u32,
         bus_gbps: Option<f64>,
     ) -> Result<f64> {
-        let s = scenarios.get(scenario)?;
+        self.throughput_of(catalog, scenarios.get(scenario)?, gpu, gpus, bus_gbps)
+    }
+
+    /// The throughput of scenario `s` on `gpus` packages of `gpu`: the compute split over
+    /// every adapter, decoding with the batch their memory holds, plus what the scenario's
+    /// collectives over `bus_gbps` add beyond the compute.
+    pub fn throughput_of(
+        &self,
+        catalog: &Catalog,
+        s: &Scenario,
+        gpu: &str,
+        gpus: u32,
+        bus_gbps: Option<f64>,
+    ) -> Result<f64> {
         let g = catalog
             .gpu(gpu)
             .with_context(|| format!("calibration names GPU {gpu:?}, not in the catalog"))?;
+        let rate = |f: Figure| -> Result<f64> {
+            Ok(if f == Figure::LatencyDispatch {
+                f.assumed().unwrap_or(10.0)
+            } else {
+                resolve(f, g, |_| None, |x| self.factor_or_default(x, g))
+                    .with_context(|| format!("GPU {gpu} has no figure for {}", f.name()))?
+                    .value
+            })
+        };
         let mut secs = 0.0;
         for t in &s.terms {
-            let v = if t.figure == Figure::LatencyDispatch {
-                t.figure.assumed().unwrap_or(10.0)
-            } else {
-                resolve(t.figure, g, |_| None, |f| self.factor_or_default(f, g))
-                    .with_context(|| format!("GPU {gpu} has no figure for {}", t.figure.name()))?
-                    .value
-            };
-            secs += t.figure.seconds(t.work, v);
+            secs += t.figure.seconds(t.work, rate(t.figure)?);
+        }
+        let n = f64::from(gpus.max(1)) * f64::from(g.adapters());
+        if let Some(d) = &s.decode {
+            let sharded: f64 = s.sharded_memory.iter().map(|m| m.gb).sum();
+            let own = s.memory_floor_gb().unwrap_or(0.0);
+            let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
+            let plan = d
+                .plan(n, mem, sharded + n * own)
+                .with_context(|| format!("{gpu}: the weights leave no room for a KV cache"))?;
+            secs += Figure::StreamTriad.seconds(plan.bytes, rate(Figure::StreamTriad)?);
         }
         let amount = s
             .job
             .as_ref()
             .and_then(|j| j.output.as_ref())
             .map_or(1.0, |o| o.amount);
-        let n = f64::from(gpus.max(1)) * f64::from(g.adapters());
         let compute = secs / n;
         let comm = match (&s.collectives, bus_gbps) {
             (Some(c), Some(b)) => c.seconds(n, b),
@@ -348,17 +379,19 @@ impl CalibrationFile {
                 .with_context(|| format!("calibration point {}: no {} figure", p.id, fig.name()))?;
             return Ok(r.value * f64::from(g.adapters()));
         }
-        let s = p.scenario.as_deref().unwrap_or_default();
-        let t = self.throughput_on(
-            catalog,
-            scenarios,
-            s,
-            &p.gpu,
-            p.gpus.unwrap_or(1),
-            p.bus_gbps,
-        )?;
+        let generated;
+        let s = match &p.job {
+            Some(j) => {
+                generated = j
+                    .scenario()
+                    .with_context(|| format!("calibration point {}", p.id))?;
+                &generated
+            }
+            None => scenarios.get(p.scenario.as_deref().unwrap_or_default())?,
+        };
+        let t = self.throughput_of(catalog, s, &p.gpu, p.gpus.unwrap_or(1), p.bus_gbps)?;
         match &p.relative_to {
-            Some(other) => Ok(t / self.throughput(catalog, scenarios, s, other)?),
+            Some(other) => Ok(t / self.throughput_of(catalog, s, other, 1, None)?),
             None => Ok(t),
         }
     }
@@ -375,6 +408,7 @@ impl CalibrationFile {
                     what: p
                         .scenario
                         .clone()
+                        .or_else(|| p.job.as_ref().and_then(|j| j.scenario().ok()).map(|s| s.id))
                         .or_else(|| p.figure.map(|f| f.name().to_string()))
                         .unwrap_or_default(),
                     published: p.published,

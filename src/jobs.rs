@@ -98,7 +98,10 @@ impl Model {
 }
 
 /// How a fine-tune trains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Every weight, mixed-precision Adam.
     Full,
@@ -109,7 +112,10 @@ pub enum Method {
 }
 
 /// The weights' (and KV cache's) precision when serving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     Fp16,
     Fp8,
@@ -142,6 +148,60 @@ impl Precision {
             Precision::Fp16 => "FP16",
             Precision::Fp8 => "FP8",
             Precision::Int4 => "INT4",
+        }
+    }
+}
+
+/// A job named in a file (a calibration point): its kind and parameters, as the command
+/// line gives them (`rank --job`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum JobSpec {
+    LlmServe {
+        model: String,
+        precision: Precision,
+        prompt_tokens: f64,
+        output_tokens: f64,
+        requests: f64,
+    },
+    LlmFinetune {
+        model: String,
+        method: Method,
+        tokens: f64,
+        seq_len: f64,
+    },
+}
+
+impl JobSpec {
+    /// The job's scenario, as `rank --job` builds it.
+    pub fn scenario(&self) -> Result<Scenario> {
+        match self {
+            JobSpec::LlmServe {
+                model,
+                precision,
+                prompt_tokens,
+                output_tokens,
+                requests,
+            } => Serve {
+                model: preset(model)?,
+                precision: *precision,
+                requests: *requests,
+                prompt_tokens: *prompt_tokens,
+                output_tokens: *output_tokens,
+            }
+            .scenario(),
+            JobSpec::LlmFinetune {
+                model,
+                method,
+                tokens,
+                seq_len,
+            } => Finetune {
+                model: preset(model)?,
+                tokens: *tokens,
+                method: *method,
+                seq_len: *seq_len,
+            }
+            .scenario(),
         }
     }
 }

@@ -280,12 +280,15 @@ fn model_uncertainty(catalog: &Catalog, scenario: &Scenario) -> f64 {
         .map(|r| r.max(1.0 / r))
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
     };
-    let own = miss(
-        &mut cal
-            .points
-            .iter()
-            .filter(|p| p.scenario.as_deref() == Some(scenario.id.as_str())),
-    );
+    // A point names the scenario by id, or the generated job whose scenario it is.
+    let is_own = |p: &&crate::calibration::Point| {
+        p.scenario.as_deref() == Some(scenario.id.as_str())
+            || p.job
+                .as_ref()
+                .and_then(|j| j.scenario().ok())
+                .is_some_and(|s| s.id == scenario.id)
+    };
+    let own = miss(&mut cal.points.iter().filter(is_own));
     let all = || {
         let every = crate::scenario::ScenarioFile::embedded();
         cal.check(catalog, &every).ok().and_then(|c| {
@@ -895,10 +898,14 @@ impl Costing<'_> {
         hours: f64,
     ) -> RankRow {
         let cost = per_hour * hours;
+        // The row's warnings, less those about its other prices (a stale spot price does not
+        // concern an on-demand ranking).
+        let this = format!(".prices.{}.", self.opts.pricing.name());
         let mut warnings: Vec<String> = self
             .findings
             .iter()
             .filter(|x| x.severity == Severity::Warning && x.instance == Some(i))
+            .filter(|x| !x.path.contains(".prices.") || x.path.contains(&this))
             .map(|x| x.message.clone())
             .collect();
         if let (Some(need), None) = (self.scenario.min_vcpus_per_gpu, inst.vcpu) {
@@ -926,7 +933,11 @@ impl Costing<'_> {
             price_per_hour: per_hour,
             currency: self.opts.currency.clone(),
             pricing: self.opts.pricing,
-            price_as_of: inst.as_of.clone(),
+            price_as_of: inst
+                .prices
+                .get(&self.opts.pricing)
+                .map_or(&inst.as_of[..], |p| p.as_of(inst))
+                .to_string(),
             price_confidence: format!("{:?}", inst.confidence).to_lowercase(),
             price_tier: inst
                 .prices

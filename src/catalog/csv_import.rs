@@ -791,6 +791,8 @@ fn zone_prices(
         per: "hour".into(),
         // A dated snapshot of the providers' own prices.
         tier: Some(crate::catalog::Tier::List),
+        as_of: None,
+        source: None,
     };
     let mut prices = BTreeMap::new();
     let mut od: Vec<f64> = rows

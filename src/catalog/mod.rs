@@ -12,7 +12,8 @@
 //!                   figures are dense (no sparsity), per package, and may be null
 //! instances[]     { provider, instance_type, region, gpu (a gpus[].id), gpu_count, vcpu,
 //!                   ram_gib, gpu_memory_gb?, prices: { on_demand|spot|reserved_1y|
-//!                   reserved_3y: { amount, currency, per: "hour" } }, source, as_of,
+//!                   reserved_3y: { amount, currency, per: "hour", tier?, as_of?,
+//!                   source? } }, source, as_of,
 //!                   confidence (high|medium|low|estimate), notes?,
 //!                   interconnect?: { kind, bus_gbps, source } }   the GPUs' link: the
 //!                   all-reduce bus bandwidth nccl-tests reports (busbw), with its source
@@ -149,6 +150,20 @@ pub struct Price {
     /// Absent: `list` for rows of high or medium confidence, else `reported`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
+    /// This price's own date, where it comes from another source than the row's (a
+    /// commitment price from a pricing snapshot of another day): absent, the row's `as_of`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+    /// This price's own source, where it is not the row's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Price {
+    /// The date this price was read: its own, else its row's.
+    pub fn as_of<'a>(&'a self, inst: &'a Instance) -> &'a str {
+        self.as_of.as_deref().unwrap_or(&inst.as_of)
+    }
 }
 
 /// A price's provenance tier. Rankings use `list` prices unless told to include the others.
@@ -904,10 +919,32 @@ fn check_freshness(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
             e,
         );
     }
+    // A price with its own date is checked on that date.
+    for (model, p) in &inst.prices {
+        let Some(d) = &p.as_of else { continue };
+        let path = format!("{}.prices.{}.as_of", at.path, model.name());
+        if let Err(e) = crate::files::check_date(d) {
+            out.push(Severity::Error, at.file, path, at.row.clone(), e);
+        } else if inst.retired.is_none()
+            && let Some(m) = crate::files::months_ago(d)
+            && m > STALE_MONTHS
+        {
+            out.push(
+                Severity::Warning,
+                at.file,
+                path,
+                at.row.clone(),
+                format!(
+                    "stale {} price: as of {d}, {m} months ago (over {STALE_MONTHS}); refresh it from a current snapshot or the provider's pricing page",
+                    model.name()
+                ),
+            );
+        }
+    }
     if inst.retired.is_none()
         && let Some(m) = crate::files::months_ago(&inst.as_of)
         && m > STALE_MONTHS
-        && !inst.prices.is_empty()
+        && inst.prices.values().any(|p| p.as_of.is_none())
     {
         out.push(
             Severity::Warning,
