@@ -344,12 +344,10 @@ impl CalibrationFile {
             secs += t.figure.seconds(t.work, rate(t.figure)?);
         }
         let n = f64::from(gpus.max(1)) * f64::from(g.adapters());
-        if let Some(d) = &s.decode {
-            let sharded: f64 = s.sharded_memory.iter().map(|m| m.gb).sum();
-            let own = s.memory_floor_gb().unwrap_or(0.0);
+        if s.decode.is_some() {
             let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
-            let plan = d
-                .plan(n, mem, sharded + n * own)
+            let plan = s
+                .decode_on(n, mem)
                 .with_context(|| format!("{gpu}: the weights leave no room for a KV cache"))?;
             secs += Figure::StreamTriad.seconds(plan.bytes, rate(Figure::StreamTriad)?);
         }

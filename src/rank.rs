@@ -836,10 +836,8 @@ impl Costing<'_> {
         let mut seconds = seconds_per_job(self.scenario, uses);
         let mut notes = Vec::new();
         if let Some(d) = &self.scenario.decode {
-            let per_gpu = self.scenario.memory_floor_gb().unwrap_or(0.0);
-            let sharded: f64 = self.scenario.sharded_memory.iter().map(|m| m.gb).sum();
             let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
-            let Some(plan) = d.plan(adapters, mem, sharded + adapters * per_gpu) else {
+            let Some(plan) = self.scenario.decode_on(adapters, mem) else {
                 return Err(format!(
                     "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
                     adapters * mem * d.memory_use,

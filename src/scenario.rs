@@ -413,6 +413,17 @@ impl Scenario {
         v
     }
 
+    /// How the decode runs on `adapters` GPUs of `mem_gb` each, after the scenario's other
+    /// needs (its per-GPU floor on every GPU, its sharded memory once); None without a decode
+    /// or when not one sequence fits.
+    pub fn decode_on(&self, adapters: f64, mem_gb: f64) -> Option<DecodePlan> {
+        let own = self.memory_floor_gb().unwrap_or(0.0);
+        let sharded: f64 = self.sharded_memory.iter().map(|m| m.gb).sum();
+        self.decode
+            .as_ref()?
+            .plan(adapters, mem_gb, sharded + adapters * own)
+    }
+
     /// Memory each of `gpus` adapters needs: its own needs plus its share of the sharded
     /// ones (and of the weights a decode reads). None: the scenario states no floor.
     pub fn memory_floor_on(&self, gpus: u32) -> Option<f64> {

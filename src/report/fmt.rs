@@ -27,6 +27,36 @@ pub fn money(x: f64) -> String {
     }
 }
 
+/// Three significant figures, thousands separated: 0.526, 16.6, 111, 1,234.
+pub fn sig(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let a = x.abs();
+    if a >= 999.5 {
+        return thousands(x.round());
+    }
+    let decimals = if a == 0.0 {
+        0
+    } else {
+        (2 - a.log10().floor() as i32).clamp(0, 6) as usize
+    };
+    format!("{x:.decimals$}")
+}
+
+/// A whole number with thousands separators: 1,234,567.
+pub fn thousands(x: f64) -> String {
+    let digits = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 { format!("-{out}") } else { out }
+}
+
 /// A probe value in the bench table (terminal): whole from 1000 up, one decimal from 100
 /// up, two from 1 up, three below (by magnitude).
 pub fn probe_value(x: f64) -> String {
@@ -190,6 +220,16 @@ mod tests {
         assert_eq!(figure(f64::NAN), "NaN");
         assert_eq!(figure(f64::INFINITY), "inf");
         assert_eq!(figure(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn amounts_keep_three_significant_figures_with_thousands_separated() {
+        assert_eq!(sig(0.52604), "0.526");
+        assert_eq!(sig(16.63), "16.6");
+        assert_eq!(sig(111.4), "111");
+        assert_eq!(sig(2148.2), "2,148");
+        assert_eq!(sig(0.0), "0");
+        assert_eq!(thousands(-1234567.0), "-1,234,567");
     }
 
     #[test]

@@ -221,9 +221,9 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
                 "estimated"
             },
             esc(&super::rank::figures_used(x)),
-            super::rank::sig(x.price_per_hour),
+            super::fmt::sig(x.price_per_hour),
             esc(&super::rank::hours(x.hours_per_job)),
-            super::rank::sig(x.cost_per_job),
+            super::fmt::sig(x.cost_per_job),
             esc(&x.price_as_of),
             esc(&super::rank::tier_and_confidence(x)),
             super::rank::budget_cell(x).map_or(String::new(), |b| format!("<td>{}</td>", esc(&b)))

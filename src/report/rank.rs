@@ -1,6 +1,6 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
-use super::fmt::{csv_cell, md};
+use super::fmt::{csv_cell, md, sig, thousands};
 use crate::catalog::Tier;
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
@@ -117,10 +117,7 @@ fn gpus_cell(x: &crate::rank::RankRow) -> String {
 /// The price with a `*` where the row has a note (listed under the table) and its tier
 /// when it is not a list price.
 fn price_short(x: &crate::rank::RankRow) -> String {
-    let mut s = sig(x.price_per_hour);
-    if x.price_tier == Tier::Reported {
-        s.push_str(" REPORTED");
-    }
+    let mut s = price_cell(x);
     if !x.warnings.is_empty() {
         s.push('*');
     }
@@ -344,36 +341,6 @@ fn currency_warnings(r: &RankReport) -> Vec<String> {
         .filter(|w| w.contains(&key))
         .map(|w| w.trim_start_matches("warning: ").to_string())
         .collect()
-}
-
-/// Three significant figures, thousands separated: 0.526, 16.6, 111, 1,234.
-pub fn sig(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let a = x.abs();
-    if a >= 999.5 {
-        return thousands(x.round());
-    }
-    let decimals = if a == 0.0 {
-        0
-    } else {
-        (2 - a.log10().floor() as i32).clamp(0, 6) as usize
-    };
-    format!("{x:.decimals$}")
-}
-
-/// A whole number with thousands separators: 1,234,567.
-pub fn thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if x < 0.0 { format!("-{out}") } else { out }
 }
 
 /// The figures a row used, on one line: what, value per GPU, and how it was found; then
