@@ -311,9 +311,13 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    say!(
-        "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
-        findings.len() - errors
+    // The summary too: one line whatever the path's length (a long path wrapped it in two).
+    println!(
+        "{}",
+        report::fmt::term_text(&format!(
+            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+            findings.len() - errors
+        ))
     );
     Ok(if errors > 0 {
         ExitCode::from(1)
