@@ -20,15 +20,32 @@ fn gv_in(cwd: &Path, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The pipes are drained while the child runs: an output larger than a pipe's buffer
+    // (a ranking's JSON passes 64 KiB) would otherwise block the child until it is killed.
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).map(|_| v)
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
     let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
         if t0.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             panic!("gpuvalue {args:?} did not end within 60 s");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap().unwrap(),
+        stderr: err.join().unwrap().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 fn gv(args: &[&str]) -> Output {
@@ -734,7 +751,7 @@ proptest::proptest! {
         let Ok(s) = ScenarioFile::parse(&sc.to_string(), "s.json") else { return Ok(()) };
         for currency in ["USD", "XTS"] {
             let opts = RankOptions { pricing: gpuvalue::catalog::PricingModel::OnDemand, currency: currency.into(),
-                top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false, use_implausible: false };
+                top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false, use_implausible: false, ..RankOptions::default() };
             let named = vec![("r.json".to_string(), results.clone())];
             if let Ok(rep) = gpuvalue::rank::rank(&c, &findings, &s.scenarios[0], &named, &opts) {
                 for row in &rep.rows {
