@@ -359,6 +359,10 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
         filters: filters(&s.filters)?,
         include_reported: s.include_reported,
         use_implausible: s.use_implausible,
+        checkpointing: crate::catalog::spot::Checkpointing {
+            every_hours: s.checkpoint_every,
+            restart_hours: s.restart_time,
+        },
     })
 }
 
@@ -417,6 +421,25 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     }
     let findings = c.check();
     refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    if a.side_by_side {
+        let levers = crate::levers::side_by_side(&c, &findings, scenario, &results, &opts)?;
+        let view = report::rank::View {
+            rows: if a.settings.top.is_some() {
+                usize::MAX
+            } else {
+                report::rank::View::SHORT.rows
+            },
+            details: false,
+        };
+        print_as(
+            &report::export::SideBySide {
+                levers: &levers,
+                view,
+            },
+            a.output.format(),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
     let fleet = crate::fleet::analyse(&results, Some(&c));
     let view = report::rank::View {

@@ -330,6 +330,14 @@ pub struct RankSettings {
     /// (a relabelled software adapter, a shared or broken GPU, or another GPU than named).
     #[arg(long)]
     pub use_implausible: bool,
+    /// --price spot: how often the job writes a checkpoint (30m, 2h); an interruption loses
+    /// the work since the last one. Serving loses only its requests in flight.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = hours_of)]
+    pub checkpoint_every: f64,
+    /// --price spot: the time to get a new instance and resume from the checkpoint after an
+    /// interruption.
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = hours_of)]
+    pub restart_time: f64,
 }
 
 #[derive(Args, Debug)]
@@ -348,6 +356,11 @@ pub struct RankArgs {
     /// Without it: the ten best, one line each.
     #[arg(long)]
     pub details: bool,
+    /// Every way to pay per instance: the cost per job on demand, on spot (expected, with
+    /// its interruption risk) and with 1- and 3-year commitments, and the utilisation above
+    /// which each commitment beats on demand (--price is then not used).
+    #[arg(long, conflicts_with = "details")]
+    pub side_by_side: bool,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]
@@ -580,6 +593,21 @@ fn budget_amount(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "expected an amount above 0 and at most 1e12, found `{s}`"
         )),
+    }
+}
+
+/// `--checkpoint-every`, `--restart-time`: a duration as a person writes it ("30m", "1h
+/// 30m"), in hours, from a minute to 30 days.
+fn hours_of(s: &str) -> Result<f64, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("expected a duration such as 30m, 2h or 1h 30m, found `{s}` ({e})"))?;
+    let h = d.as_secs_f64() / 3600.0;
+    if (1.0 / 60.0..=720.0).contains(&h) {
+        Ok(h)
+    } else {
+        Err(format!(
+            "expected a duration from 1 minute to 30 days, found `{s}`"
+        ))
     }
 }
 

@@ -29,6 +29,7 @@ pub mod health;
 pub mod host;
 pub mod interrupt;
 pub mod jobs;
+pub mod levers;
 pub mod model;
 pub mod probes;
 pub mod rank;

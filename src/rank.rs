@@ -3,6 +3,7 @@
 //! scenario's job, value, and what a budget buys.
 
 use crate::calibration::{self, CalibrationFile, Factor, Origin};
+use crate::catalog::spot::{self, Checkpointing, SpotRisk};
 use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity, Tier};
 use crate::results::ResultsFile;
 use crate::scenario::{Figure, Scenario};
@@ -26,6 +27,8 @@ pub struct RankOptions {
     /// Use measured figures outside the plausible band of their GPU's datasheet
     /// (`PLAUSIBLE`) as measured; by default they are flagged and left out.
     pub use_implausible: bool,
+    /// How a job on spot capacity survives an interruption (`--price spot`).
+    pub checkpointing: Checkpointing,
 }
 
 /// A hardware adapter's measured figure is taken as its catalog GPU's when it lies within
@@ -46,6 +49,7 @@ impl Default for RankOptions {
             filters: Filters::default(),
             include_reported: false,
             use_implausible: false,
+            checkpointing: Checkpointing::default(),
         }
     }
 }
@@ -127,6 +131,10 @@ pub struct RankRow {
     /// How the job runs on this instance where that depends on it (a serving batch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_notes: Vec<String>,
+    /// On spot: the interruption risk it was costed with; `hours_per_job` and
+    /// `cost_per_job` are then the expected ones, with the work lost and redone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot: Option<SpotRisk>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -788,7 +796,19 @@ impl Costing<'_> {
             Ok(x) => x,
             Err(why) => return Ok(Some(Err(why))),
         };
-        let hours = seconds / 3600.0;
+        let mut hours = seconds / 3600.0;
+        // Spot capacity is taken back: the expected time with the work redone.
+        let risk = (self.opts.pricing == PricingModel::Spot).then(|| {
+            spot::expected(
+                hours,
+                price.interruption.as_ref(),
+                self.opts.checkpointing,
+                self.scenario.decode.is_some(),
+            )
+        });
+        if let Some(r) = &risk {
+            hours = r.expected_hours;
+        }
         let cost = per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
@@ -798,6 +818,7 @@ impl Costing<'_> {
         }
         let mut row = self.ranked(i, inst, gpu, uses, per_hour, hours);
         row.job_notes = notes;
+        row.spot = risk;
         Ok(Some(Ok((row, factors))))
     }
 
@@ -949,6 +970,7 @@ impl Costing<'_> {
             budget_jobs: budget.map(|b| b / per_hour / hours),
             warnings,
             job_notes: Vec::new(),
+            spot: None,
         }
     }
 }

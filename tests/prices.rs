@@ -88,3 +88,186 @@ fn a_stale_commitment_price_is_flagged_on_its_own_date_and_only_in_its_ranking()
         "{on_demand}"
     );
 }
+
+/// Three identical boxes on spot at 1 USD/h but for their risk: AWS's worst band, its best,
+/// and a preemptible that stops after 24 hours; ranked for a job of about a week.
+fn spot_boxes(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("spot.json");
+    let spot = |risk: &str| {
+        format!(
+            r#"{{"provider": "mine", "instance_type": "box-{risk}", "region": "home", "gpu": "t4", "gpu_count": 1,
+              "vcpu": 16, "ram_gib": 64, "source": "my quote", "as_of": "2026-11", "confidence": "high",
+              "prices": {{"on_demand": {{"amount": 3, "currency": "USD", "per": "hour"}},
+                "reserved_1y": {{"amount": 2, "currency": "USD", "per": "hour"}},
+                "spot": {{"amount": 1, "currency": "USD", "per": "hour", "interruption": {}}}}}}}"#,
+            match risk {
+                "low" => r#"{"band": "<5%", "as_of": "2026-11", "source": "my advisor"}"#,
+                "high" => r#"{"band": ">20%", "as_of": "2026-11", "source": "my advisor"}"#,
+                _ =>
+                    r#"{"max_run_hours": 24, "as_of": "2026-11", "source": "preemptible VMs stop after 24 hours"}"#,
+            }
+        )
+    };
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{"schema_version": 1, "instances": [{}, {}, {}]}}"#,
+            spot("low"),
+            spot("high"),
+            spot("pre")
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_long_job_on_a_high_interruption_band_costs_more_than_its_bare_spot_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = spot_boxes(dir.path());
+    let rank = |extra: &[&str]| {
+        let mut args = vec![
+            "rank",
+            "--catalog-add",
+            p.to_str().unwrap(),
+            "--provider",
+            "mine",
+            "--price",
+            "spot",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let v = json_of(&gpuvalue(&args));
+        let row = |t: &str| {
+            v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["instance_type"] == t)
+                .unwrap_or_else(|| panic!("no {t} in {v}"))
+                .clone()
+        };
+        (row("box-low"), row("box-high"), row("box-pre"))
+    };
+    // ResNet-50 training on one T4: days of work, far longer than a 24-hour run.
+    let (low, high, pre) = rank(&[]);
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    let bare = f(&high["spot"], "bare_hours");
+    assert!(bare > 48.0, "{high}");
+    // Every box has the same bare time; the cost is the price times the expected time.
+    for r in [&low, &high, &pre] {
+        assert_eq!(f(&r["spot"], "bare_hours"), bare);
+        assert!(
+            (f(r, "cost_per_job") - f(r, "hours_per_job")).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    assert!(f(&high, "cost_per_job") > bare, "{high}");
+    assert!(f(&high, "cost_per_job") > f(&low, "cost_per_job"));
+    assert!(f(&low, "cost_per_job") > bare);
+    assert!(f(&high["spot"], "expected_interruptions") > f(&low["spot"], "expected_interruptions"));
+    assert_eq!(high["spot"]["band"], ">20%");
+    assert_eq!(high["spot"]["assumed"], false);
+    // The preemptible has no band: the worst is assumed, and it is stopped every 24 hours.
+    assert_eq!(pre["spot"]["assumed"], true);
+    let stops = pre["spot"]["forced_stops"].as_u64().unwrap();
+    assert!(stops as f64 >= (bare / 24.0).floor(), "{pre}");
+    assert!(f(&pre, "cost_per_job") > f(&high, "cost_per_job"), "{pre}");
+    // Checkpointing less often loses more work per interruption.
+    let (_, rare, _) = rank(&["--checkpoint-every", "6h"]);
+    assert!(f(&rare, "cost_per_job") > f(&high, "cost_per_job"));
+    // The table says the band, the assumption and the stops.
+    let o = gpuvalue(&[
+        "rank",
+        "--catalog-add",
+        p.to_str().unwrap(),
+        "--provider",
+        "mine",
+        "--price",
+        "spot",
+        "--details",
+        "--wide",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for w in [
+        ">20%/month",
+        "assumed",
+        "forced stops",
+        "checkpoint every 30.0 min",
+    ] {
+        assert!(out.contains(w), "{w:?} not in\n{out}");
+    }
+    // A bad duration is refused, saying what is expected.
+    let o = gpuvalue(&["rank", "--price", "spot", "--checkpoint-every", "soon"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("expected a duration such as 30m"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = spot_boxes(dir.path());
+    let args = |fmt: &str| {
+        gpuvalue(&[
+            "rank",
+            "--catalog-add",
+            p.to_str().unwrap(),
+            "--provider",
+            "mine",
+            "--side-by-side",
+            "--format",
+            fmt,
+        ])
+    };
+    let v = json_of(&args("json"));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{v}");
+    for r in rows {
+        let c = &r["costs"];
+        // A commitment at 2 of 3 USD/h beats on demand above two thirds of the hours.
+        let be = c["reserved_1y"]["break_even"].as_f64().unwrap();
+        assert!((be - 2.0 / 3.0).abs() < 1e-9, "{r}");
+        let cost = |m: &str| c[m]["cost_per_job"].as_f64().unwrap();
+        assert!(cost("on_demand") > cost("reserved_1y") && cost("reserved_1y") > cost("spot"));
+        assert_eq!(r["cheapest"], "spot");
+        assert!(c.get("reserved_3y").is_none());
+    }
+    // Cheapest way first: the low band before the high one before the preemptible.
+    let order: Vec<&str> = rows
+        .iter()
+        .map(|r| r["instance_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["box-low", "box-high", "box-pre"]);
+    let t = String::from_utf8_lossy(&args("table").stdout).to_string();
+    for w in ["on demand", "1-year", "@67%", "(<5%)", "(>20%?)"] {
+        assert!(t.contains(w), "{w:?} not in\n{t}");
+    }
+    let csv = String::from_utf8_lossy(&args("csv").stdout).to_string();
+    assert!(csv.starts_with("provider,instance_type,region"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 3 * 3, "{csv}");
+    let md = String::from_utf8_lossy(&args("markdown").stdout).to_string();
+    assert!(md.contains("| 1 | mine box-low (home)"), "{md}");
+    // The embedded catalog: every reserved row has its break-even, below 100%.
+    let o = gpuvalue(&["rank", "--side-by-side", "--format", "json", "--top", "100"]);
+    let v = json_of(&o);
+    let mut seen = 0;
+    for r in v["rows"].as_array().unwrap() {
+        for m in ["reserved_1y", "reserved_3y"] {
+            if let Some(b) = r["costs"][m]["break_even"].as_f64() {
+                assert!(b > 0.2 && b < 1.0, "{r}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 10, "{v}");
+}

@@ -53,6 +53,7 @@ fn opts(pricing: PricingModel, currency: &str, budget: Option<f64>) -> RankOptio
         // "q two" has a low-confidence (so reported) price: the arithmetic tests rank it.
         include_reported: true,
         use_implausible: false,
+        ..RankOptions::default()
     }
 }
 
@@ -120,7 +121,22 @@ fn estimates_costs_currency_spot_and_budget_by_hand() {
     let r = rank(&c, &f, sc, &[], &opts(PricingModel::Spot, "CNY", None)).unwrap();
     assert_eq!(r.rows.len(), 1);
     assert!(close(r.rows[0].price_per_hour, 7.0));
-    assert!(close(r.rows[0].cost_per_job, 7.0 * h1));
+    // No interruption band published: the worst is assumed, and the expected time (the
+    // job's h1 with the work an interruption would lose) is what is paid for.
+    let risk = r.rows[0]
+        .spot
+        .as_ref()
+        .expect("a spot row carries its risk");
+    assert!(risk.assumed && close(risk.bare_hours, h1));
+    let expected = gpuvalue::catalog::spot::expected(
+        h1,
+        None,
+        gpuvalue::catalog::spot::Checkpointing::default(),
+        false,
+    );
+    assert!(expected.expected_hours > h1);
+    assert!(close(r.rows[0].hours_per_job, expected.expected_hours));
+    assert!(close(r.rows[0].cost_per_job, 7.0 * expected.expected_hours));
     assert!(
         r.excluded
             .iter()

@@ -793,6 +793,7 @@ fn zone_prices(
         tier: Some(crate::catalog::Tier::List),
         as_of: None,
         source: None,
+        interruption: None,
     };
     let mut prices = BTreeMap::new();
     let mut od: Vec<f64> = rows

@@ -220,6 +220,30 @@ impl Export for Ranking<'_> {
     }
 }
 
+/// `rank --side-by-side`: every way to pay per instance.
+pub struct SideBySide<'a> {
+    pub levers: &'a crate::levers::Levers,
+    pub view: rank::View,
+}
+
+impl Export for SideBySide<'_> {
+    const COMMAND: &'static str = "rank --side-by-side";
+    const FORMATS: &'static [Format] =
+        &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
+    fn table(&self) -> String {
+        super::levers::table(self.levers, self.view)
+    }
+    fn json(&self) -> Result<String> {
+        pretty(self.levers)
+    }
+    fn csv(&self) -> Result<String> {
+        super::levers::csv(self.levers)
+    }
+    fn markdown(&self) -> String {
+        super::levers::markdown(self.levers)
+    }
+}
+
 impl Export for crate::compare::Comparison {
     const COMMAND: &'static str = "compare";
     const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];

@@ -44,6 +44,11 @@ pub fn sig(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
+/// A share as a whole percentage: 0.634 is "63%".
+pub fn percent(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
 /// A whole number with thousands separators: 1,234,567.
 pub fn thousands(x: f64) -> String {
     let digits = format!("{:.0}", x.abs());

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod export;
 pub mod fmt;
 pub mod html;
+pub mod levers;
 pub mod markdown;
 pub mod rank;
 pub mod svg;

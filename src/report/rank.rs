@@ -2,6 +2,7 @@
 
 use super::fmt::{csv_cell, md, sig, thousands};
 use crate::catalog::Tier;
+use crate::catalog::spot::SpotRisk;
 use crate::rank::{RankReport, Source};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -152,7 +153,7 @@ pub fn table(r: &RankReport, view: View) -> String {
                 .figures
                 .iter()
                 .map(|f| format!("{}\n  {}", figure_value(f), f.short))
-                .chain(x.job_notes.iter().cloned())
+                .chain(job_notes(x))
                 .collect::<Vec<_>>()
                 .join("\n"),
             price: format!(
@@ -182,6 +183,9 @@ pub fn table(r: &RankReport, view: View) -> String {
         t
     };
     let mut t = table;
+    if let Some(c) = spot_column(shown) {
+        t.with(tabled::settings::Concat::horizontal(c));
+    }
     if let Some(b) = budget_column(shown) {
         t.with(tabled::settings::Concat::horizontal(b));
     }
@@ -206,6 +210,76 @@ pub fn table(r: &RankReport, view: View) -> String {
     }
     out.push_str(&machines_text(r));
     out
+}
+
+/// How the job runs on the row's instance: its own notes, then its spot risk.
+fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
+    x.job_notes
+        .iter()
+        .cloned()
+        .chain(x.spot.as_ref().map(spot_note))
+}
+
+/// A spot row's risk in a few words: its band a month, "24 h max", or "not published".
+pub fn spot_cell(r: &SpotRisk) -> String {
+    let band = if r.assumed {
+        format!("{}/month assumed", r.band.label())
+    } else {
+        format!("{}/month", r.band.label())
+    };
+    if r.forced_stops > 0 {
+        format!("{band}, {} stops", r.forced_stops)
+    } else {
+        band
+    }
+}
+
+/// What the spot risk adds to a row's time, and why.
+pub fn spot_note(r: &SpotRisk) -> String {
+    let unit = if r.unit_hours < r.checkpointing.every_hours.min(r.bare_hours) {
+        "an interruption loses the requests in flight".to_string()
+    } else {
+        format!("checkpoint every {}", hours(r.checkpointing.every_hours))
+    };
+    let stops = f64::from(r.forced_stops) * r.stop_hours;
+    let mut s = format!(
+        "spot: {} interrupted a month{} (costed as {:.0}%): {} interruptions expected, {} redone or restarting ({unit}, restart {})",
+        r.band.label(),
+        if r.assumed {
+            ", assumed: no rate published for this type and region"
+        } else {
+            ""
+        },
+        r.band.monthly_share() * 100.0,
+        sig(r.expected_interruptions),
+        hours(r.expected_hours - r.bare_hours - stops),
+        hours(r.checkpointing.restart_hours),
+    );
+    if r.forced_stops > 0 {
+        s.push_str(&format!(
+            "; longer than its maximum run time: {} forced stops, {} lost",
+            r.forced_stops,
+            hours(stops)
+        ));
+    }
+    s
+}
+
+/// The spot risk column when the ranking is by spot price.
+fn spot_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+    let cells: Vec<String> = shown
+        .iter()
+        .filter_map(|x| x.spot.as_ref().map(spot_cell))
+        .collect();
+    if cells.is_empty() || cells.len() != shown.len() {
+        return None;
+    }
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["interrupted".to_string()]);
+    for c in cells {
+        b.push_record([c]);
+    }
+    Some(b.build())
 }
 
 /// The budget column ("budget buys") when a budget was given.
@@ -267,6 +341,18 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
         },
         price_dates(&r.rows[..shown.min(r.rows.len())])
     ));
+    if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {
+        v.push(format!(
+            "Spot: time and cost include the expected work lost to interruptions and redone: \
+             a checkpoint every {}, {} to restart, each band's upper edge a month (>20%: 30%) \
+             as a steady rate (AWS Spot Instance Advisor's trailing month); a row whose \
+             provider publishes no rate is costed with the worst band, marked assumed. \
+             Capacity to start is not modelled \
+             (--checkpoint-every, --restart-time).",
+            hours(k.checkpointing.every_hours),
+            hours(k.checkpointing.restart_hours)
+        ));
+    }
     if let Some(b) = r
         .rows
         .first()
@@ -349,7 +435,7 @@ pub fn figures_used(r: &crate::rank::RankRow) -> String {
     r.figures
         .iter()
         .map(|f| format!("{} ({})", figure_value(f), f.short))
-        .chain(r.job_notes.iter().cloned())
+        .chain(job_notes(r))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -479,6 +565,9 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "figures",
         "warnings",
         "place",
+        "spot_interruption_band",
+        "spot_bare_hours_per_job",
+        "spot_expected_interruptions",
     ])?;
     for x in &r.rows {
         let figs: Vec<String> = x
@@ -517,6 +606,19 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             csv_cell(&figs.join("; ")),
             csv_cell(&x.warnings.join("; ")),
             place(x),
+            x.spot.as_ref().map_or(String::new(), |k| {
+                format!(
+                    "{}{}",
+                    k.band.label(),
+                    if k.assumed { " assumed" } else { "" }
+                )
+            }),
+            x.spot
+                .as_ref()
+                .map_or(String::new(), |k| k.bare_hours.to_string()),
+            x.spot
+                .as_ref()
+                .map_or(String::new(), |k| k.expected_interruptions.to_string()),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
