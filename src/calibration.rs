@@ -15,9 +15,9 @@
 //! factor of a rule that makes its points' geometric-mean ratio 1. The rule most specific to
 //! a GPU applies: one naming its architecture, else its vendor, else one for all GPUs.
 
-use crate::catalog::{Catalog, Gpu};
+use crate::catalog::{Catalog, GpuSpec};
 use crate::files::parse_json;
-use crate::scenario::{Figure, Scenario, ScenarioFile, Sheet};
+use crate::scenario::{Rate, Scenario, ScenarioFile, Sheet};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +30,7 @@ pub const TOLERANCE: f64 = 1.5;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
-    pub figure: Figure,
+    pub figure: Rate,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vendor: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -52,7 +52,7 @@ pub struct Point {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub figure: Option<Figure>,
+    pub figure: Option<Rate>,
     /// A ratio of this GPU's scenario throughput to that GPU's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relative_to: Option<String>,
@@ -108,7 +108,7 @@ pub struct Factor {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
     /// The figure whose rate was used (the asked one, or one its work falls back to).
-    pub used: Figure,
+    pub used: Rate,
     /// Per adapter, in the asked figure's unit.
     pub value: f64,
     /// The datasheet figure and factor, for an estimate; None when measured.
@@ -116,12 +116,12 @@ pub struct Resolved {
 }
 
 /// The factor assumed for a figure nothing calibrates or measures.
-pub fn default_factor(f: Figure) -> Factor {
+pub fn default_factor(f: Rate) -> Factor {
     let value = match f {
         // Portable WGSL GEMM reaches roughly 35-45% of the FP32 peak (design notes §4).
-        Figure::MatmulF32 => 0.35,
-        Figure::StreamTriad => 0.8,
-        Figure::LatencyDispatch => 1.0,
+        Rate::MatmulF32 => 0.35,
+        Rate::StreamTriad => 0.8,
+        Rate::LatencyDispatch => 1.0,
         _ => 0.5,
     };
     Factor {
@@ -146,7 +146,7 @@ impl Origin {
 impl Rule {
     /// How specifically this rule covers `gpu`: 2 by architecture, 1 by vendor, 0 for all;
     /// None when it does not cover it.
-    fn specificity(&self, gpu: &Gpu) -> Option<u8> {
+    fn specificity(&self, gpu: &GpuSpec) -> Option<u8> {
         if let Some(v) = &self.vendor
             && !v.eq_ignore_ascii_case(&gpu.vendor)
         {
@@ -203,10 +203,10 @@ impl Rule {
 /// adapter), else its datasheet figure x factor, else the same for the unit its work falls
 /// back to. None: no unit of the chain has a figure.
 pub fn resolve(
-    fig: Figure,
-    gpu: &Gpu,
-    measured: impl Fn(Figure) -> Option<f64>,
-    factor: impl Fn(Figure) -> Factor,
+    fig: Rate,
+    gpu: &GpuSpec,
+    measured: impl Fn(Rate) -> Option<f64>,
+    factor: impl Fn(Rate) -> Factor,
 ) -> Option<Resolved> {
     for f in fig.chain() {
         if let Some(v) = measured(f) {
@@ -277,7 +277,7 @@ impl CalibrationFile {
     }
 
     /// The calibration rule for a figure on a GPU, as a factor; None when no rule covers it.
-    pub fn factor(&self, fig: Figure, gpu: &Gpu) -> Option<Factor> {
+    pub fn factor(&self, fig: Rate, gpu: &GpuSpec) -> Option<Factor> {
         self.rules
             .iter()
             .filter(|r| r.figure == fig)
@@ -287,7 +287,7 @@ impl CalibrationFile {
     }
 
     /// The rule's factor, else the default assumption.
-    fn factor_or_default(&self, fig: Figure, gpu: &Gpu) -> Factor {
+    fn factor_or_default(&self, fig: Rate, gpu: &GpuSpec) -> Factor {
         self.factor(fig, gpu).unwrap_or_else(|| default_factor(fig))
     }
 
@@ -330,8 +330,8 @@ impl CalibrationFile {
         let g = catalog
             .gpu(gpu)
             .with_context(|| format!("calibration names GPU {gpu:?}, not in the catalog"))?;
-        let rate = |f: Figure| -> Result<f64> {
-            Ok(if f == Figure::LatencyDispatch {
+        let rate = |f: Rate| -> Result<f64> {
+            Ok(if f == Rate::LatencyDispatch {
                 f.assumed().unwrap_or(10.0)
             } else {
                 resolve(f, g, |_| None, |x| self.factor_or_default(x, g))
@@ -349,7 +349,7 @@ impl CalibrationFile {
             let plan = s
                 .decode_on(n, mem)
                 .with_context(|| format!("{gpu}: the weights leave no room for a KV cache"))?;
-            secs += Figure::StreamTriad.seconds(plan.bytes, rate(Figure::StreamTriad)?);
+            secs += Rate::StreamTriad.seconds(plan.bytes, rate(Rate::StreamTriad)?);
         }
         let amount = s
             .job

@@ -28,7 +28,7 @@
 //!   most 256 sequences: vLLM's defaults). The model is split over the instance's GPUs
 //!   (tensor parallel); its all-reduces between layers are not counted.
 
-use crate::scenario::{Collectives, Decode, Figure, Job, MemoryNeed, Scenario, Term};
+use crate::scenario::{Collectives, Decode, Job, MemoryNeed, Rate, Scenario, Term};
 
 /// Sequences per optimizer step of a fine-tune (its global batch), whatever the GPU count.
 pub const GLOBAL_BATCH: f64 = 128.0;
@@ -137,10 +137,10 @@ impl Precision {
             Precision::Fp16 | Precision::Int4 => 2.0,
         }
     }
-    fn engines(self) -> Figure {
+    fn engines(self) -> Rate {
         match self {
-            Precision::Fp8 => Figure::MatmulFp8Matrix,
-            Precision::Fp16 | Precision::Int4 => Figure::MatmulF16Matrix,
+            Precision::Fp8 => Rate::MatmulFp8Matrix,
+            Precision::Fp16 | Precision::Int4 => Rate::MatmulF16Matrix,
         }
     }
     fn name(self) -> &'static str {
@@ -315,7 +315,7 @@ impl Finetune {
                 }),
             }),
             terms: vec![Term {
-                figure: Figure::MatmulF16Matrix,
+                figure: Rate::MatmulF16Matrix,
                 work: flop,
                 unit: "FLOP".into(),
                 what: Some("training matmuls in FP16/BF16".into()),

@@ -4,9 +4,11 @@
 
 use crate::calibration::{self, CalibrationFile, Factor, Origin};
 use crate::catalog::spot::{self, Checkpointing, SpotRisk};
-use crate::catalog::{Admission, Catalog, Finding, Gpu, Instance, PricingModel, Severity, Tier};
+use crate::catalog::{
+    Admission, Catalog, Finding, GpuSpec, Instance, PricingModel, Severity, Tier,
+};
 use crate::results::ResultsFile;
-use crate::scenario::{Figure, Scenario};
+use crate::scenario::{Rate, Scenario};
 use crate::stats::median;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -65,7 +67,7 @@ pub enum Source {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FigureUse {
     /// The figure (serialised by its name, "matmul_f16_matrix").
-    pub figure: Figure,
+    pub figure: Rate,
     /// Per GPU, in `unit`.
     pub value: f64,
     pub unit: String,
@@ -79,7 +81,7 @@ pub struct FigureUse {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Efficiency {
-    pub figure: Figure,
+    pub figure: Rate,
     pub factor: f64,
     /// `calibrated` on published results, `derived` from measured / datasheet ratios in this
     /// ranking, or `assumed`.
@@ -336,10 +338,10 @@ pub fn check_currency(catalog: &Catalog, currency: &str) -> Result<()> {
 /// Measured values per (catalog GPU, figure), from hardware adapters only: one value per
 /// place (instance type, else host), the median of that place's files, so that eight files
 /// from one node weigh as much as one file from another; with the files they came from.
-type Measured = BTreeMap<(String, Figure), (Vec<f64>, Vec<String>)>;
+type Measured = BTreeMap<(String, Rate), (Vec<f64>, Vec<String>)>;
 
 /// Per (catalog GPU, figure), per place, every file's value and name.
-type ByPlace = BTreeMap<(String, Figure), BTreeMap<String, Vec<(f64, String)>>>;
+type ByPlace = BTreeMap<(String, Rate), BTreeMap<String, Vec<(f64, String)>>>;
 
 /// A figure to four significant digits or so (12.35, 3350.0, 177840).
 fn short_number(v: f64) -> String {
@@ -354,7 +356,7 @@ fn short_number(v: f64) -> String {
 
 /// Why a hardware adapter's measured figure is not taken as its catalog GPU's: it lies
 /// outside `PLAUSIBLE` of the GPU's datasheet peak for that unit (per adapter).
-fn implausible(gpu: &crate::catalog::Gpu, u: Figure, v: f64) -> Option<String> {
+fn implausible(gpu: &crate::catalog::GpuSpec, u: Rate, v: f64) -> Option<String> {
     let sheet = u.datasheet(gpu)?.value / f64::from(gpu.adapters());
     let share = v / sheet;
     (sheet > 0.0 && !(PLAUSIBLE.0..=PLAUSIBLE.1).contains(&share)).then(|| {
@@ -377,7 +379,7 @@ fn implausible(gpu: &crate::catalog::Gpu, u: Figure, v: f64) -> Option<String> {
 fn measured_figures(
     catalog: &Catalog,
     scenario: &Scenario,
-    figures: &[Figure],
+    figures: &[Rate],
     results: &[(String, ResultsFile)],
     opts: &RankOptions,
     notes: &mut Vec<String>,
@@ -388,7 +390,7 @@ fn measured_figures(
         let matched = catalog.match_adapter(r.catalog_name());
         let gpu = matched.map(|g| g.id.clone());
         if let (Some(cg), false) = (matched, r.adapter.software) {
-            let mut units: std::collections::BTreeSet<Figure> =
+            let mut units: std::collections::BTreeSet<Rate> =
                 figures.iter().flat_map(|f| f.chain()).collect();
             // One implausible figure makes the whole file suspect (it is likely of another
             // device), latency included, which has no datasheet to check it against.
@@ -484,7 +486,7 @@ fn embedded_calibration() -> &'static CalibrationFile {
 
 /// For figures no calibration rule covers: the median measured / datasheet ratio over the
 /// hardware GPUs measured in this ranking (a WGSL kernel's share of the peak), by figure.
-fn derived_factors(catalog: &Catalog, figures: &[Figure], measured: &Measured) -> Derived {
+fn derived_factors(catalog: &Catalog, figures: &[Rate], measured: &Measured) -> Derived {
     let mut out = BTreeMap::new();
     for f in figures.iter().flat_map(|f| f.chain()) {
         let mut files = Vec::new();
@@ -509,7 +511,7 @@ fn derived_factors(catalog: &Catalog, figures: &[Figure], measured: &Measured) -
 
 /// Per figure: the median measured / datasheet ratio, over how many GPU models, from which
 /// files.
-type Derived = BTreeMap<Figure, (f64, usize, Vec<String>)>;
+type Derived = BTreeMap<Rate, (f64, usize, Vec<String>)>;
 
 /// The files a derived figure comes from, for its basis: "a.json, b.json" (at most 3 named).
 fn files_text(files: &[String]) -> String {
@@ -525,7 +527,7 @@ fn files_text(files: &[String]) -> String {
 }
 
 impl FigureUse {
-    fn new(f: Figure, value: f64, source: Source, basis: String) -> FigureUse {
+    fn new(f: Rate, value: f64, source: Source, basis: String) -> FigureUse {
         FigureUse {
             figure: f,
             value,
@@ -560,10 +562,10 @@ struct Resolver {
 }
 
 /// Each efficiency factor a ranking used, once per figure and the GPUs it covers.
-type Used = BTreeMap<(Figure, String), Efficiency>;
+type Used = BTreeMap<(Rate, String), Efficiency>;
 
 /// A factor as the ranking reports it.
-fn efficiency(f: Figure, k: &Factor) -> Efficiency {
+fn efficiency(f: Rate, k: &Factor) -> Efficiency {
     Efficiency {
         figure: f,
         factor: k.value,
@@ -586,7 +588,7 @@ impl Resolver {
         let latency = || {
             measured
                 .iter()
-                .filter(|((_, f), _)| *f == Figure::LatencyDispatch)
+                .filter(|((_, f), _)| *f == Rate::LatencyDispatch)
         };
         let hw_latency = median(latency().flat_map(|(_, (v, _))| v.iter().copied())).map(|m| {
             (
@@ -604,7 +606,7 @@ impl Resolver {
         }
     }
 
-    fn median_of(&self, gpu: &Gpu, f: Figure) -> Option<f64> {
+    fn median_of(&self, gpu: &GpuSpec, f: Rate) -> Option<f64> {
         self.measured
             .get(&(gpu.id.clone(), f))
             .and_then(|(v, _)| median(v.iter().copied()))
@@ -612,7 +614,7 @@ impl Resolver {
 
     /// The efficiency for a figure on a GPU: its calibration rule, else the ratio measured
     /// in this ranking, else the default assumption.
-    fn factor(&self, f: Figure, gpu: &Gpu) -> Factor {
+    fn factor(&self, f: Rate, gpu: &GpuSpec) -> Factor {
         if let Some(k) = self.calibration.factor(f, gpu) {
             return k;
         }
@@ -623,8 +625,8 @@ impl Resolver {
     }
 
     /// The figure's value on `gpu`, and the efficiency factor behind it when estimated.
-    fn resolve(&self, fig: Figure, gpu: &Gpu) -> Option<(FigureUse, Option<Efficiency>)> {
-        if fig == Figure::LatencyDispatch {
+    fn resolve(&self, fig: Rate, gpu: &GpuSpec) -> Option<(FigureUse, Option<Efficiency>)> {
+        if fig == Rate::LatencyDispatch {
             return Some((self.latency(gpu), None));
         }
         let r = calibration::resolve(
@@ -678,8 +680,8 @@ impl Resolver {
         ))
     }
 
-    fn latency(&self, gpu: &Gpu) -> FigureUse {
-        let fig = Figure::LatencyDispatch;
+    fn latency(&self, gpu: &GpuSpec) -> FigureUse {
+        let fig = Rate::LatencyDispatch;
         if let Some(v) = self.median_of(gpu, fig) {
             return FigureUse::new(fig, v, Source::Measured, "measured".into());
         }
@@ -705,7 +707,7 @@ struct Costing<'a> {
     catalog: &'a Catalog,
     findings: &'a [Finding],
     scenario: &'a Scenario,
-    figures: &'a [Figure],
+    figures: &'a [Rate],
     resolver: &'a Resolver,
     opts: &'a RankOptions,
 }
@@ -850,7 +852,7 @@ impl Costing<'_> {
     fn instance_seconds(
         &self,
         inst: &Instance,
-        gpu: &Gpu,
+        gpu: &GpuSpec,
         adapters: f64,
         uses: &[FigureUse],
     ) -> Result<(f64, Vec<String>), String> {
@@ -867,9 +869,9 @@ impl Costing<'_> {
             };
             let triad = uses
                 .iter()
-                .find(|u| u.figure == Figure::StreamTriad)
+                .find(|u| u.figure == Rate::StreamTriad)
                 .map_or(f64::NAN, |u| u.value);
-            seconds += Figure::StreamTriad.seconds(plan.bytes, triad);
+            seconds += Rate::StreamTriad.seconds(plan.bytes, triad);
             notes.push(format!(
                 "decodes {:.0} sequences at once ({:.0} GB of KV cache on the instance)",
                 plan.batch, plan.kv_gb
@@ -911,7 +913,7 @@ impl Costing<'_> {
         &self,
         i: usize,
         inst: &Instance,
-        gpu: &Gpu,
+        gpu: &GpuSpec,
         uses: Vec<FigureUse>,
         per_hour: f64,
         hours: f64,
@@ -1051,7 +1053,7 @@ fn derived_factor(x: f64, n: usize, files: &[String]) -> Factor {
 }
 
 /// A datasheet peak as the catalog states it: TFLOPS, TOPS or GB/s.
-fn peak_text(f: Figure, value: f64) -> String {
+fn peak_text(f: Rate, value: f64) -> String {
     let (v, unit) = match f.unit() {
         "GB/s" => (value, "GB/s"),
         "GOPS" => (value / 1e3, "TOPS"),
@@ -1062,7 +1064,7 @@ fn peak_text(f: Figure, value: f64) -> String {
 }
 
 /// How a measured rate of another unit stands in for `f`.
-fn stand_in_basis(f: Figure, used: Figure) -> String {
+fn stand_in_basis(f: Rate, used: Rate) -> String {
     format!(
         "{} not measured: the measured {} rate stands in, no speed-up assumed",
         f.label(),

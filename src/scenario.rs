@@ -25,7 +25,7 @@
 //! overlapping, the compute and memory terms is the model's stated simplification: it is
 //! what the calibration points are fitted with.
 
-use crate::catalog::Gpu;
+use crate::catalog::GpuSpec;
 use crate::figure::FigureKey;
 use crate::files::parse_json;
 use crate::results::ResultsFile;
@@ -46,7 +46,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// a datasheet gives it, and which unit the work falls back to where a GPU lacks this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Figure {
+pub enum Rate {
     /// FP32 on the vector units, GFLOPS.
     MatmulF32,
     /// FP16 on the vector units (FP32 accumulation), GFLOPS.
@@ -81,59 +81,59 @@ pub struct Sheet {
     pub derived: Option<String>,
 }
 
-impl Figure {
-    pub const ALL: [Figure; 11] = [
-        Figure::MatmulF32,
-        Figure::MatmulF16,
-        Figure::MatmulF16Matrix,
-        Figure::MatmulTf32Matrix,
-        Figure::MatmulFp8Matrix,
-        Figure::MatmulInt8,
-        Figure::MatmulInt8Matrix,
-        Figure::MatmulF64Best,
-        Figure::MatmulF64Matrix,
-        Figure::StreamTriad,
-        Figure::LatencyDispatch,
+impl Rate {
+    pub const ALL: [Rate; 11] = [
+        Rate::MatmulF32,
+        Rate::MatmulF16,
+        Rate::MatmulF16Matrix,
+        Rate::MatmulTf32Matrix,
+        Rate::MatmulFp8Matrix,
+        Rate::MatmulInt8,
+        Rate::MatmulInt8Matrix,
+        Rate::MatmulF64Best,
+        Rate::MatmulF64Matrix,
+        Rate::StreamTriad,
+        Rate::LatencyDispatch,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Figure::MatmulF32 => "matmul_f32",
-            Figure::MatmulF16 => "matmul_f16",
-            Figure::MatmulF16Matrix => "matmul_f16_matrix",
-            Figure::MatmulTf32Matrix => "matmul_tf32_matrix",
-            Figure::MatmulFp8Matrix => "matmul_fp8_matrix",
-            Figure::MatmulInt8 => "matmul_int8",
-            Figure::MatmulInt8Matrix => "matmul_int8_matrix",
-            Figure::MatmulF64Best => "matmul_f64_best",
-            Figure::MatmulF64Matrix => "matmul_f64_matrix",
-            Figure::StreamTriad => "stream_triad",
-            Figure::LatencyDispatch => "latency_dispatch",
+            Rate::MatmulF32 => "matmul_f32",
+            Rate::MatmulF16 => "matmul_f16",
+            Rate::MatmulF16Matrix => "matmul_f16_matrix",
+            Rate::MatmulTf32Matrix => "matmul_tf32_matrix",
+            Rate::MatmulFp8Matrix => "matmul_fp8_matrix",
+            Rate::MatmulInt8 => "matmul_int8",
+            Rate::MatmulInt8Matrix => "matmul_int8_matrix",
+            Rate::MatmulF64Best => "matmul_f64_best",
+            Rate::MatmulF64Matrix => "matmul_f64_matrix",
+            Rate::StreamTriad => "stream_triad",
+            Rate::LatencyDispatch => "latency_dispatch",
         }
     }
 
     /// What the figure is, for people.
     pub fn label(self) -> &'static str {
         match self {
-            Figure::MatmulF32 => "FP32 vector",
-            Figure::MatmulF16 => "FP16 vector",
-            Figure::MatmulF16Matrix => "FP16 matrix engines",
-            Figure::MatmulTf32Matrix => "TF32 matrix engines",
-            Figure::MatmulFp8Matrix => "FP8 matrix engines",
-            Figure::MatmulInt8 => "INT8 dot products (vector)",
-            Figure::MatmulInt8Matrix => "INT8 matrix engines",
-            Figure::MatmulF64Best => "FP64 vector",
-            Figure::MatmulF64Matrix => "FP64 matrix engines",
-            Figure::StreamTriad => "memory bandwidth (triad)",
-            Figure::LatencyDispatch => "per-kernel dispatch cost",
+            Rate::MatmulF32 => "FP32 vector",
+            Rate::MatmulF16 => "FP16 vector",
+            Rate::MatmulF16Matrix => "FP16 matrix engines",
+            Rate::MatmulTf32Matrix => "TF32 matrix engines",
+            Rate::MatmulFp8Matrix => "FP8 matrix engines",
+            Rate::MatmulInt8 => "INT8 dot products (vector)",
+            Rate::MatmulInt8Matrix => "INT8 matrix engines",
+            Rate::MatmulF64Best => "FP64 vector",
+            Rate::MatmulF64Matrix => "FP64 matrix engines",
+            Rate::StreamTriad => "memory bandwidth (triad)",
+            Rate::LatencyDispatch => "per-kernel dispatch cost",
         }
     }
 
     pub fn unit(self) -> &'static str {
         match self {
-            Figure::MatmulInt8 | Figure::MatmulInt8Matrix => "GOPS",
-            Figure::StreamTriad => "GB/s",
-            Figure::LatencyDispatch => "us",
+            Rate::MatmulInt8 | Rate::MatmulInt8Matrix => "GOPS",
+            Rate::StreamTriad => "GB/s",
+            Rate::LatencyDispatch => "us",
             _ => "GFLOPS",
         }
     }
@@ -141,7 +141,7 @@ impl Figure {
     /// Seconds that `work` units cost at `value` (in this figure's unit).
     pub fn seconds(self, work: f64, value: f64) -> f64 {
         match self {
-            Figure::LatencyDispatch => work * value * 1e-6,
+            Rate::LatencyDispatch => work * value * 1e-6,
             _ => work / (value * 1e9),
         }
     }
@@ -149,28 +149,24 @@ impl Figure {
     /// The catalog field that holds this figure's datasheet peak (TFLOPS, TOPS or GB/s).
     pub fn sheet_field(self) -> Option<&'static str> {
         Some(match self {
-            Figure::MatmulF32 => "fp32_tflops",
-            Figure::MatmulF16 => "fp16_vector_tflops",
-            Figure::MatmulF16Matrix => "fp16_tensor_tflops",
-            Figure::MatmulTf32Matrix => "tf32_matrix_tflops",
-            Figure::MatmulFp8Matrix => "fp8_matrix_tflops",
-            Figure::MatmulInt8Matrix => "int8_matrix_tops",
-            Figure::MatmulF64Best => "fp64_vector_tflops",
-            Figure::MatmulF64Matrix => "fp64_matrix_tflops",
-            Figure::StreamTriad => "bandwidth_gbps",
-            Figure::MatmulInt8 | Figure::LatencyDispatch => return None,
+            Rate::MatmulF32 => "fp32_tflops",
+            Rate::MatmulF16 => "fp16_vector_tflops",
+            Rate::MatmulF16Matrix => "fp16_tensor_tflops",
+            Rate::MatmulTf32Matrix => "tf32_matrix_tflops",
+            Rate::MatmulFp8Matrix => "fp8_matrix_tflops",
+            Rate::MatmulInt8Matrix => "int8_matrix_tops",
+            Rate::MatmulF64Best => "fp64_vector_tflops",
+            Rate::MatmulF64Matrix => "fp64_matrix_tflops",
+            Rate::StreamTriad => "bandwidth_gbps",
+            Rate::MatmulInt8 | Rate::LatencyDispatch => return None,
         })
     }
 
     /// The datasheet peak of a GPU's package for this figure, in this figure's unit.
-    pub fn datasheet(self, gpu: &Gpu) -> Option<Sheet> {
+    pub fn datasheet(self, gpu: &GpuSpec) -> Option<Sheet> {
         let field = self.sheet_field()?;
         let (_, value, _) = gpu.figure_fields().into_iter().find(|f| f.0 == field)?;
-        let scale = if self == Figure::StreamTriad {
-            1.0
-        } else {
-            1e3
-        };
+        let scale = if self == Rate::StreamTriad { 1.0 } else { 1e3 };
         Some(Sheet {
             value: value? * scale,
             field,
@@ -181,25 +177,24 @@ impl Figure {
     /// The unit the work runs on where a GPU lacks this one (no datasheet figure, nothing
     /// measured): FP16 matrix work on a GPU without matrix engines runs on its FP16 vector
     /// units, and so on. None: nothing else can do this work.
-    pub fn fallback(self) -> Option<Figure> {
+    pub fn fallback(self) -> Option<Rate> {
         match self {
-            Figure::MatmulF16 | Figure::MatmulTf32Matrix => Some(Figure::MatmulF32),
-            Figure::MatmulF16Matrix => Some(Figure::MatmulF16),
-            Figure::MatmulFp8Matrix => Some(Figure::MatmulF16Matrix),
+            Rate::MatmulF16 | Rate::MatmulTf32Matrix => Some(Rate::MatmulF32),
+            Rate::MatmulF16Matrix => Some(Rate::MatmulF16),
+            Rate::MatmulFp8Matrix => Some(Rate::MatmulF16Matrix),
             // Frameworks run an INT8 model in FP16 where no INT8 engine exists; on a measured
             // machine the packed-dot-product rate comes first.
-            Figure::MatmulInt8Matrix => Some(Figure::MatmulInt8),
-            Figure::MatmulInt8 => Some(Figure::MatmulF16Matrix),
-            Figure::MatmulF64Matrix => Some(Figure::MatmulF64Best),
-            Figure::MatmulF32
-            | Figure::MatmulF64Best
-            | Figure::StreamTriad
-            | Figure::LatencyDispatch => None,
+            Rate::MatmulInt8Matrix => Some(Rate::MatmulInt8),
+            Rate::MatmulInt8 => Some(Rate::MatmulF16Matrix),
+            Rate::MatmulF64Matrix => Some(Rate::MatmulF64Best),
+            Rate::MatmulF32 | Rate::MatmulF64Best | Rate::StreamTriad | Rate::LatencyDispatch => {
+                None
+            }
         }
     }
 
     /// This figure and the ones its work falls back to, in order.
-    pub fn chain(self) -> Vec<Figure> {
+    pub fn chain(self) -> Vec<Rate> {
         std::iter::successors(Some(self), |f| f.fallback()).collect()
     }
 
@@ -208,7 +203,7 @@ impl Figure {
         match self {
             // Per-kernel launch cost of a discrete GPU inside a stream of kernels: an
             // assumption, shown as such (the decode calibration points fit it within 1.2x).
-            Figure::LatencyDispatch => Some(10.0),
+            Rate::LatencyDispatch => Some(10.0),
             _ => None,
         }
     }
@@ -216,17 +211,17 @@ impl Figure {
     /// The measured figures this one is the best of (none: WGSL cannot reach that unit).
     pub fn sources(self) -> &'static [FigureKey] {
         match self {
-            Figure::MatmulF32 => &[FigureKey::MatmulF32],
-            Figure::MatmulF16 => &[FigureKey::MatmulF16],
-            Figure::MatmulF16Matrix => &[FigureKey::MatmulCoop],
-            Figure::MatmulInt8 => &[FigureKey::MatmulInt8],
-            Figure::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
-            Figure::StreamTriad => &[FigureKey::StreamTriad],
-            Figure::LatencyDispatch => &[FigureKey::LatencyDispatch],
-            Figure::MatmulTf32Matrix
-            | Figure::MatmulFp8Matrix
-            | Figure::MatmulInt8Matrix
-            | Figure::MatmulF64Matrix => &[],
+            Rate::MatmulF32 => &[FigureKey::MatmulF32],
+            Rate::MatmulF16 => &[FigureKey::MatmulF16],
+            Rate::MatmulF16Matrix => &[FigureKey::MatmulCoop],
+            Rate::MatmulInt8 => &[FigureKey::MatmulInt8],
+            Rate::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
+            Rate::StreamTriad => &[FigureKey::StreamTriad],
+            Rate::LatencyDispatch => &[FigureKey::LatencyDispatch],
+            Rate::MatmulTf32Matrix
+            | Rate::MatmulFp8Matrix
+            | Rate::MatmulInt8Matrix
+            | Rate::MatmulF64Matrix => &[],
         }
     }
 
@@ -264,7 +259,7 @@ pub struct Job {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Term {
-    pub figure: Figure,
+    pub figure: Rate,
     /// Amount of work at this figure: FLOP, bytes, or dispatches.
     pub work: f64,
     pub unit: String,
@@ -385,7 +380,7 @@ impl Decode {
 
 impl Scenario {
     /// Seconds one job takes on one GPU with the given figure values.
-    pub fn seconds_per_job(&self, value_of: impl Fn(Figure) -> f64) -> f64 {
+    pub fn seconds_per_job(&self, value_of: impl Fn(Rate) -> f64) -> f64 {
         self.terms
             .iter()
             .map(|t| t.figure.seconds(t.work, value_of(t.figure)))
@@ -400,15 +395,15 @@ impl Scenario {
     }
 
     /// The figures the terms use, each once, in term order (decoding reads memory: triad).
-    pub fn figures(&self) -> Vec<Figure> {
-        let mut v: Vec<Figure> = Vec::new();
+    pub fn figures(&self) -> Vec<Rate> {
+        let mut v: Vec<Rate> = Vec::new();
         for t in &self.terms {
             if !v.contains(&t.figure) {
                 v.push(t.figure);
             }
         }
-        if self.decode.is_some() && !v.contains(&Figure::StreamTriad) {
-            v.push(Figure::StreamTriad);
+        if self.decode.is_some() && !v.contains(&Rate::StreamTriad) {
+            v.push(Rate::StreamTriad);
         }
         v
     }
@@ -452,7 +447,7 @@ impl Scenario {
             .terms
             .iter()
             .map(|t| match t.figure {
-                Figure::LatencyDispatch => {
+                Rate::LatencyDispatch => {
                     format!("{:.3e} {} x {}", t.work, t.unit, t.figure.label())
                 }
                 f => format!("{:.3e} {} / {}", t.work, t.unit, f.label()),
@@ -717,13 +712,13 @@ mod tests {
             collectives: None,
             terms: vec![
                 Term {
-                    figure: Figure::MatmulF32,
+                    figure: Rate::MatmulF32,
                     work: 2e12,
                     unit: "FLOP".into(),
                     what: None,
                 },
                 Term {
-                    figure: Figure::LatencyDispatch,
+                    figure: Rate::LatencyDispatch,
                     work: 1000.0,
                     unit: "dispatches".into(),
                     what: None,
@@ -732,7 +727,7 @@ mod tests {
         };
         // 2e12 FLOP at 1000 GFLOPS = 2 s; 1000 dispatches at 10 us = 0.01 s.
         let t = s.seconds_per_job(|f| {
-            if f == Figure::LatencyDispatch {
+            if f == Rate::LatencyDispatch {
                 10.0
             } else {
                 1000.0

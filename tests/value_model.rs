@@ -5,7 +5,7 @@
 use gpuvalue::calibration::{CalibrationFile, TOLERANCE};
 use gpuvalue::catalog::{Catalog, Severity};
 use gpuvalue::rank::{RankOptions, RankReport, Source, rank};
-use gpuvalue::scenario::{Figure, ScenarioFile};
+use gpuvalue::scenario::{Rate, ScenarioFile};
 
 fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
     (
@@ -71,7 +71,7 @@ fn a_wrong_factor_moves_its_points_out_of_tolerance() {
     let i = cal
         .rules
         .iter()
-        .position(|r| r.figure == Figure::MatmulInt8Matrix && r.archs.is_empty())
+        .position(|r| r.figure == Rate::MatmulInt8Matrix && r.archs.is_empty())
         .unwrap();
     cal.rules[i].factor /= 2.0;
     let bad = cal
@@ -139,7 +139,7 @@ fn training_ranks_on_tensor_cores_and_bandwidth() {
     assert!((1600.0..3600.0).contains(&img_s), "{img_s}");
     let a100 = r.rows.iter().find(|x| x.gpu == "a100-40gb-pcie").unwrap();
     let f = &a100.figures[0];
-    assert_eq!(f.figure, Figure::MatmulF16Matrix);
+    assert_eq!(f.figure, Rate::MatmulF16Matrix);
     assert_eq!(f.source, Source::Estimated);
     assert!(
         f.short.contains("312 TFLOPS x 0.57 calibrated"),
@@ -291,9 +291,10 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
         {
             assert!(e.basis.contains("lavapipe-as-h100.json"), "{e:?}");
         }
-        let latency = forced.rows.iter().flat_map(|r| &r.figures).find(|f| {
-            f.figure == Figure::LatencyDispatch && f.basis.contains("median of measured")
-        });
+        let latency =
+            forced.rows.iter().flat_map(|r| &r.figures).find(|f| {
+                f.figure == Rate::LatencyDispatch && f.basis.contains("median of measured")
+            });
         if let Some(l) = latency {
             assert!(l.basis.contains("lavapipe-as-h100.json"), "{l:?}");
         }

@@ -16,7 +16,7 @@ use crate::gpu::adapter::{self, Adapter, AdapterChoice, BackendChoice};
 use crate::health::{BurnRecord, Expectation, LoadRecord, Thresholds, Verdict, Window};
 use crate::model::AdapterSummary;
 use crate::reference::Rng;
-use crate::scenario::Figure;
+use crate::scenario::Rate;
 use anyhow::{Result, bail};
 use device::{BurnDevice, WgpuBurn};
 use std::time::{Duration, Instant};
@@ -262,10 +262,10 @@ fn expectation(
             .match_adapter(o.board_name.as_deref().unwrap_or(&o.device_name))
             .or_else(|| catalog.match_adapter(&o.device_name))
     })?;
-    let sheet = Figure::MatmulF32.datasheet(gpu)?.value / f64::from(gpu.adapters());
+    let sheet = Rate::MatmulF32.datasheet(gpu)?.value / f64::from(gpu.adapters());
     let factor = calibration
-        .factor(Figure::MatmulF32, gpu)
-        .unwrap_or_else(|| crate::calibration::default_factor(Figure::MatmulF32));
+        .factor(Rate::MatmulF32, gpu)
+        .unwrap_or_else(|| crate::calibration::default_factor(Rate::MatmulF32));
     Some(Expectation {
         gpu: gpu.name.clone(),
         datasheet_gflops: sheet,

@@ -52,7 +52,7 @@ pub struct Currency {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Gpu {
+pub struct GpuSpec {
     pub id: String,
     pub vendor: String,
     pub name: String,
@@ -267,7 +267,12 @@ pub enum Admission {
 impl Filters {
     /// Whether `inst` (whose GPU is `gpu`, if the catalog knows it) is selected, and has at
     /// least the memory per GPU the filters and `required_gb` (a scenario's floor) ask for.
-    pub fn admit(&self, inst: &Instance, gpu: Option<&Gpu>, required_gb: Option<f64>) -> Admission {
+    pub fn admit(
+        &self,
+        inst: &Instance,
+        gpu: Option<&GpuSpec>,
+        required_gb: Option<f64>,
+    ) -> Admission {
         let has = |hay: &str, needle: &Option<String>| {
             needle
                 .as_ref()
@@ -289,7 +294,7 @@ impl Filters {
             match gpu.and_then(|g| g.memory_per_adapter_gb()) {
                 Some(m) if m >= min => {}
                 Some(m) => {
-                    let per = match gpu.map_or(1, Gpu::adapters) {
+                    let per = match gpu.map_or(1, GpuSpec::adapters) {
                         1 => "GPU".to_string(),
                         n => format!("adapter ({n} per package)"),
                     };
@@ -391,7 +396,7 @@ pub fn currency_code(s: &str) -> String {
     if c == "RMB" { "CNY".into() } else { c }
 }
 
-impl Gpu {
+impl GpuSpec {
     /// Every numeric figure with its field name and the top of its physical range.
     pub fn figure_fields(&self) -> [(&'static str, Option<f64>, f64); 12] {
         [
@@ -449,7 +454,7 @@ pub struct Catalog {
     #[serde(default)]
     pub currencies: BTreeMap<String, Currency>,
     #[serde(default)]
-    pub gpus: Vec<Gpu>,
+    pub gpus: Vec<GpuSpec>,
     #[serde(default)]
     pub instances: Vec<Instance>,
     /// Where each instance row came from (file and index there), parallel to `instances`.
@@ -697,7 +702,7 @@ impl Catalog {
         }
     }
 
-    pub fn gpu(&self, id: &str) -> Option<&Gpu> {
+    pub fn gpu(&self, id: &str) -> Option<&GpuSpec> {
         self.gpus.iter().find(|g| g.id == id)
     }
 
@@ -708,7 +713,7 @@ impl Catalog {
     /// runtime leaves the board name empty) is matched by its gfx id alone, and only where one
     /// product has that id (gfx908 is the MI100; gfx942 is MI300X, MI300A and MI325X alike, so
     /// no catalog entry names it).
-    pub fn match_adapter(&self, adapter_name: &str) -> Option<&Gpu> {
+    pub fn match_adapter(&self, adapter_name: &str) -> Option<&GpuSpec> {
         let mut want = normalize(adapter_name);
         if want.starts_with("gfx")
             && let Some((id, _features)) = want.split_once(':')

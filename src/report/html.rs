@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::figure::FigureKey;
 use crate::rank::{RankReport, Source};
 use crate::results::{ResultsFile, Status};
-use crate::scenario::Figure;
+use crate::scenario::Rate;
 use std::fmt::Write;
 
 /// Bytes a matmul must move at least (A, B read once, C written once) per element size.
@@ -43,10 +43,10 @@ pub fn roofline(r: &ResultsFile, catalog: &Catalog) -> String {
         // Per adapter: a package of several adapters (MI250X) splits its peaks.
         let per = f64::from(gpu.adapters());
         for f in [
-            Figure::MatmulF32,
-            Figure::MatmulF64Best,
-            Figure::MatmulF16Matrix,
-            Figure::MatmulF64Matrix,
+            Rate::MatmulF32,
+            Rate::MatmulF64Best,
+            Rate::MatmulF16Matrix,
+            Rate::MatmulF64Matrix,
         ] {
             if let Some(sheet) = f.datasheet(gpu) {
                 ceilings.push(Ceiling {
