@@ -419,10 +419,10 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     if let Some(e) = opts.filters.unmatched(&c) {
         bail!(e);
     }
-    let findings = c.check();
-    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    let checked = c.checked();
+    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
     if a.side_by_side {
-        let levers = crate::levers::side_by_side(&c, &findings, scenario, &results, &opts)?;
+        let levers = crate::levers::side_by_side(&checked, scenario, &results, &opts)?;
         let view = report::rank::View {
             rows: if a.settings.top.is_some() {
                 usize::MAX
@@ -440,7 +440,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let r = rank::rank(&c, &findings, scenario, &results, &opts)?;
+    let r = rank::rank(&checked, scenario, &results, &opts)?;
     let fleet = crate::fleet::analyse(&results, Some(&c));
     let view = report::rank::View {
         rows: if a.settings.top.is_some() || a.details {
@@ -493,11 +493,11 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     if let Some(e) = opts.filters.unmatched(&c) {
         bail!(e);
     }
-    let findings = c.check();
-    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    let checked = c.checked();
+    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
     let ranks = chosen
         .iter()
-        .map(|s| rank::rank(&c, &findings, s, &results, &opts))
+        .map(|s| rank::rank(&checked, s, &results, &opts))
         .collect::<Result<Vec<_>>>()?;
     let shown: Vec<(String, ResultsFile)> = results.iter().cloned().chain(burn_files).collect();
     let (html, md) = report::render(&shown, &ranks, &c);
@@ -537,8 +537,8 @@ fn compare_cmd(a: cli::CompareArgs) -> Result<ExitCode> {
 fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     // The ranking's inputs are checked before anything is measured.
     let c = load_catalog(&a.settings.source)?;
-    let findings = c.check();
-    refuse_bad_user_rows(&findings, a.settings.skip_bad_rows)?;
+    let checked = c.checked();
+    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
     let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
     let mut rank_opts = rank_options(&a.settings)?;
     rank_opts.top = Some(a.settings.top.unwrap_or(5));
@@ -567,12 +567,12 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     }
     let mut ranks = Vec::new();
     for s in &scenarios.scenarios {
-        let r = rank::rank(&c, &findings, s, &results, &rank_opts)?;
+        let r = rank::rank(&checked, s, &results, &rank_opts)?;
         say!("{}", report::rank::table(&r, report::rank::View::SHORT));
         // The full report ranks every instance, not only the top of the short answer.
         let mut all = rank_opts.clone();
         all.top = a.settings.top;
-        ranks.push(rank::rank(&c, &findings, s, &results, &all)?);
+        ranks.push(rank::rank(&checked, s, &results, &all)?);
     }
     // The full report (every row, figure, factor and exclusion) beside the results files.
     if let Some(dir) = outcomes.first().and_then(|o| o.path.parent()) {

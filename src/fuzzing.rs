@@ -17,7 +17,7 @@ fn msg(e: anyhow::Error) -> String {
 }
 
 fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
-    let findings = c.check();
+    let checked = c.checked();
     for sc in &s.scenarios {
         for pricing in [PricingModel::OnDemand, PricingModel::Spot] {
             let opts = RankOptions {
@@ -25,7 +25,7 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
                 budget: Some(1000.0),
                 ..RankOptions::default()
             };
-            if let Ok(r) = crate::rank::rank(c, &findings, sc, results, &opts) {
+            if let Ok(r) = crate::rank::rank(&checked, sc, results, &opts) {
                 let _ = crate::report::rank::table(
                     &r,
                     crate::report::rank::View {
@@ -98,11 +98,11 @@ pub fn report(data: &[u8]) -> Outcome {
         .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
     let named = vec![("fuzz-results.json".to_string(), r)];
     let c = Catalog::embedded();
-    let findings = c.check();
+    let checked = c.checked();
     let mut ranks = Vec::new();
     for sc in &ScenarioFile::embedded().scenarios {
         let opts = RankOptions::default();
-        if let Ok(r) = crate::rank::rank(&c, &findings, sc, &named, &opts) {
+        if let Ok(r) = crate::rank::rank(&checked, sc, &named, &opts) {
             let _ = crate::report::rank::table(
                 &r,
                 crate::report::rank::View {

@@ -6,7 +6,7 @@
 //! rate. The staged plan, made concrete: try on demand, then commit what runs steadily.
 
 use crate::catalog::spot::SpotRisk;
-use crate::catalog::{Catalog, Finding, PricingModel};
+use crate::catalog::{Checked, PricingModel};
 use crate::rank::{RankOptions, RankReport, rank};
 use crate::results::ResultsFile;
 use crate::scenario::Scenario;
@@ -73,8 +73,7 @@ impl LeverRow {
 
 /// Ranks the scenario once per pricing model and joins the rows per instance.
 pub fn side_by_side(
-    catalog: &Catalog,
-    findings: &[Finding],
+    catalog: &Checked<'_>,
     scenario: &Scenario,
     results: &[(String, ResultsFile)],
     opts: &RankOptions,
@@ -87,7 +86,7 @@ pub fn side_by_side(
             top: None,
             ..opts.clone()
         };
-        let r = rank(catalog, findings, scenario, results, &o)?;
+        let r = rank(catalog, scenario, results, &o)?;
         for x in &r.rows {
             let key = format!("{}/{}/{}", x.provider, x.instance_type, x.region);
             let row = by_key.entry(key).or_insert_with(|| LeverRow {

@@ -5,7 +5,7 @@
 use crate::calibration::{self, CalibrationFile, Factor, Origin};
 use crate::catalog::spot::{self, Checkpointing, SpotRisk};
 use crate::catalog::{
-    Admission, Catalog, Finding, GpuSpec, Instance, PricingModel, Severity, Tier,
+    Admission, Catalog, Checked, Finding, GpuSpec, Instance, PricingModel, Severity, Tier,
 };
 use crate::results::ResultsFile;
 use crate::scenario::{Rate, Scenario};
@@ -187,15 +187,16 @@ pub struct RankReport {
     pub measurement_notes: Vec<String>,
 }
 
-/// Ranks every catalog instance for the scenario. `results` pairs each results file with
-/// its name (for display).
+/// Ranks every catalog instance for the scenario, on a catalog with its findings (its
+/// errors keep rows out, its warnings travel with them). `results` pairs each results file
+/// with its name (for display).
 pub fn rank(
-    catalog: &Catalog,
-    findings: &[Finding],
+    checked: &Checked<'_>,
     scenario: &Scenario,
     results: &[(String, ResultsFile)],
     opts: &RankOptions,
 ) -> Result<RankReport> {
+    let (catalog, findings) = (checked.catalog, &checked.findings[..]);
     check_currency(catalog, &opts.currency)?;
     let figures = scenario.figures();
     let mut notes = Vec::new();

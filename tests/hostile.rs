@@ -744,7 +744,7 @@ proptest::proptest! {
         let Ok(user) = Catalog::parse(&cat.to_string(), "p.json") else { return Ok(()) };
         let mut c = Catalog::embedded();
         c.extend(user);
-        let findings = c.check();
+        let checked = c.checked();
         let sc = json!({"schema_version": 1, "scenarios": [{"id": "x", "description": "d",
             "terms": [{"figure": "matmul_f32", "work": e(work).min(1e24), "unit": "FLOP"},
                       {"figure": "latency_dispatch", "work": e(work).min(1e24), "unit": "dispatches"}]}]});
@@ -753,7 +753,7 @@ proptest::proptest! {
             let opts = RankOptions { pricing: gpuvalue::catalog::PricingModel::OnDemand, currency: currency.into(),
                 top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false, use_implausible: false, ..RankOptions::default() };
             let named = vec![("r.json".to_string(), results.clone())];
-            if let Ok(rep) = gpuvalue::rank::rank(&c, &findings, &s.scenarios[0], &named, &opts) {
+            if let Ok(rep) = gpuvalue::rank::rank(&checked, &s.scenarios[0], &named, &opts) {
                 for row in &rep.rows {
                     proptest::prop_assert!(row.cost_per_job.is_finite() && row.cost_per_job > 0.0, "{row:?}");
                     proptest::prop_assert!(row.price_per_hour.is_finite() && row.price_per_hour > 0.0);

@@ -82,10 +82,9 @@ fn estimates_costs_currency_spot_and_budget_by_hand() {
     let c = Catalog::parse(CATALOG, "test.json").unwrap();
     let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
     let sc = s.get("flops").unwrap();
-    let f = c.check();
+    let f = c.checked();
     // Estimate: 10 TFLOPS x 0.35 = 3500 GFLOPS; 3.6e15 / 3.5e12 = 1028.571 s = 0.285714 h.
     let r = rank(
-        &c,
         &f,
         sc,
         &[],
@@ -118,7 +117,7 @@ fn estimates_costs_currency_spot_and_budget_by_hand() {
             .any(|e| e.instance == "p/bad/r1" && e.reason.contains("catalog error"))
     );
     // Spot: only "one" has a spot price (1 USD/h); in CNY at 7 per USD.
-    let r = rank(&c, &f, sc, &[], &opts(PricingModel::Spot, "CNY", None)).unwrap();
+    let r = rank(&f, sc, &[], &opts(PricingModel::Spot, "CNY", None)).unwrap();
     assert_eq!(r.rows.len(), 1);
     assert!(close(r.rows[0].price_per_hour, 7.0));
     // No interruption band published: the worst is assumed, and the expected time (the
@@ -160,8 +159,7 @@ fn measured_figures_replace_estimates_and_set_the_efficiency() {
         ),
     ];
     let r = rank(
-        &c,
-        &c.check(),
+        &c.checked(),
         sc,
         &results,
         &opts(PricingModel::OnDemand, "USD", None),
@@ -185,8 +183,7 @@ fn golden_markdown_is_stable() {
     let c = Catalog::parse(CATALOG, "test.json").unwrap();
     let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
     let r = rank(
-        &c,
-        &c.check(),
+        &c.checked(),
         s.get("flops").unwrap(),
         &[],
         &opts(PricingModel::OnDemand, "USD", None),
@@ -220,11 +217,11 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
     let s = ScenarioFile::parse(SCENARIOS, "s.json").unwrap();
     let sc = s.get("flops").unwrap();
     let c = Catalog::parse(CATALOG, "test.json").unwrap();
-    let f = c.check();
+    let f = c.checked();
     let mut o = opts(PricingModel::OnDemand, "USD", None);
     // By default only list prices rank: "q two" (low confidence, so reported) does not.
     o.include_reported = false;
-    let r = rank(&c, &f, sc, &[], &o).unwrap();
+    let r = rank(&f, sc, &[], &o).unwrap();
     let ranked: Vec<_> = r.rows.iter().map(|x| x.instance_type.as_str()).collect();
     assert_eq!(ranked, ["one"], "{:?}", r.excluded);
     let two = r
@@ -235,7 +232,7 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
     assert!(two.reason.contains("reported price"), "{}", two.reason);
     // Asked for, it ranks, marked in every output.
     o.include_reported = true;
-    let r = rank(&c, &f, sc, &[], &o).unwrap();
+    let r = rank(&f, sc, &[], &o).unwrap();
     let two = r.rows.iter().find(|x| x.instance_type == "two").unwrap();
     assert_eq!(two.price_tier, gpuvalue::catalog::Tier::Reported);
     assert!(gpuvalue::report::rank::markdown(&r).contains("(REPORTED)"));
@@ -254,7 +251,7 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
         1,
     );
     let c = Catalog::parse(&retired, "test.json").unwrap();
-    let r = rank(&c, &c.check(), sc, &[], &o).unwrap();
+    let r = rank(&c.checked(), sc, &[], &o).unwrap();
     assert!(
         !r.rows.iter().any(|x| x.instance_type == "one"),
         "a retired row ranked"
@@ -286,8 +283,7 @@ fn many_files_from_one_node_weigh_as_much_as_one_file_from_another() {
             .map(|(i, (h, g))| (format!("{h}{i}.json"), on(h, *g)))
             .collect();
     let r = rank(
-        &c,
-        &c.check(),
+        &c.checked(),
         s.get("flops").unwrap(),
         &results,
         &opts(PricingModel::OnDemand, "USD", None),

@@ -18,7 +18,7 @@ fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
 fn ranked(scenario: &str) -> RankReport {
     let (c, s, _) = embedded();
     let opts = RankOptions::default();
-    rank(&c, &c.check(), s.get(scenario).unwrap(), &[], &opts).unwrap()
+    rank(&c.checked(), s.get(scenario).unwrap(), &[], &opts).unwrap()
 }
 
 #[test]
@@ -254,9 +254,9 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
     for id in ["inference", "training", "hpc"] {
         let sc = s.get(id).unwrap();
         let opts = RankOptions::default();
-        let without = rank(&c, &c.check(), sc, &[], &opts).unwrap();
+        let without = rank(&c.checked(), sc, &[], &opts).unwrap();
         let file = vec![("lavapipe-as-h100.json".to_string(), relabelled_lavapipe())];
-        let with = rank(&c, &c.check(), sc, &file, &opts).unwrap();
+        let with = rank(&c.checked(), sc, &file, &opts).unwrap();
         // Every row (H100 rows included) and every factor is as without the file.
         assert_eq!(with.rows, without.rows, "{id}");
         assert_eq!(with.efficiencies, without.efficiencies, "{id}");
@@ -277,7 +277,7 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
             use_implausible: true,
             ..RankOptions::default()
         };
-        let forced = rank(&c, &c.check(), sc, &file, &used).unwrap();
+        let forced = rank(&c.checked(), sc, &file, &used).unwrap();
         assert!(
             forced
                 .measurement_notes

@@ -5,6 +5,13 @@
 
 use super::*;
 
+/// A catalog and the findings of its checks: what [`crate::rank::rank`] ranks on, so that
+/// no ranking runs on an unchecked catalog or on another catalog's findings.
+pub struct Checked<'a> {
+    pub catalog: &'a Catalog,
+    pub findings: Vec<Finding>,
+}
+
 /// Amounts that public catalogs use as filler rather than prices.
 pub(crate) const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
 
@@ -262,6 +269,14 @@ struct RowAt<'a> {
 }
 
 impl Catalog {
+    /// The catalog with its findings, as a ranking takes it.
+    pub fn checked(&self) -> Checked<'_> {
+        Checked {
+            catalog: self,
+            findings: self.check(),
+        }
+    }
+
     /// Finds the faults public catalogs are known to have. Errors mark rows that cannot be
     /// used; warnings mark suspect rows, which rankings show beside the row.
     pub fn check(&self) -> Vec<Finding> {

@@ -28,7 +28,7 @@ pub mod load;
 pub mod spot;
 
 pub(crate) use check::PLACEHOLDER_AMOUNTS;
-pub use check::{AMBIGUOUS_GPU, UNKNOWN_GPU};
+pub use check::{AMBIGUOUS_GPU, Checked, UNKNOWN_GPU};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};

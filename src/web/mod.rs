@@ -374,12 +374,12 @@ struct Standing {
 pub fn standing(results_json: String) -> Result<String, JsValue> {
     let r = parse(&results_json)?;
     let c = Catalog::embedded();
-    let findings = c.check();
+    let checked = c.checked();
     let opts = RankOptions::default();
     let files = [("this browser run".to_string(), r)];
     let mut out = Vec::new();
     for s in &ScenarioFile::embedded().scenarios {
-        let rep = rank::rank(&c, &findings, s, &files, &opts).map_err(js_err)?;
+        let rep = rank::rank(&checked, s, &files, &opts).map_err(js_err)?;
         let Some(m) = rep.machines.first() else {
             continue;
         };
