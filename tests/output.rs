@@ -52,6 +52,18 @@ fn commands() -> Vec<Vec<&'static str>> {
         "spot",
     ]);
     v.push(vec!["rank", "--include-reported", "--top", "40"]);
+    v.push(vec!["rank", "--price", "spot", "--details"]);
+    v.push(vec!["rank", "--side-by-side"]);
+    v.push(vec![
+        "rank",
+        "--side-by-side",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--top",
+        "30",
+    ]);
     v.push(vec!["catalog"]);
     v.push(vec!["catalog", "--price", "spot", "--currency", "eur"]);
     v.push(vec!["calibration"]);
