@@ -838,6 +838,17 @@ mod tests {
         }
     }
 
+    /// A user can follow every source: none names a file outside the repository (the
+    /// developers' notes in shared/ are not shipped).
+    #[test]
+    fn no_catalog_source_names_a_file_outside_the_repository() {
+        let text = include_str!("../data/catalog.json");
+        for bad in ["shared/", "catalog-facts"] {
+            let at: Vec<&str> = text.lines().filter(|l| l.contains(bad)).collect();
+            assert!(at.is_empty(), "{bad:?} in {at:#?}");
+        }
+    }
+
     #[test]
     fn reference_article_instances_carry_their_true_gpus() {
         let c = Catalog::embedded();
