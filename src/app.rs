@@ -384,6 +384,7 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
             tokens: j.tokens,
             method: j.method,
             seq_len: j.seq_len,
+            compute: j.precision,
         }
         .scenario()?,
         cli::JobKind::LlmServe => crate::jobs::Serve {

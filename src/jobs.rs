@@ -169,6 +169,10 @@ pub enum JobSpec {
         method: Method,
         tokens: f64,
         seq_len: f64,
+        /// The matmuls' precision: fp16 (BF16/FP16 mixed precision, the default) or fp8
+        /// (Transformer Engine's FP8 GEMMs, as MLPerf runs it).
+        #[serde(default = "fp16", skip_serializing_if = "is_fp16")]
+        compute: Precision,
     },
 }
 
@@ -195,11 +199,13 @@ impl JobSpec {
                 method,
                 tokens,
                 seq_len,
+                compute,
             } => Finetune {
                 model: preset(model)?,
                 tokens: *tokens,
                 method: *method,
                 seq_len: *seq_len,
+                compute: *compute,
             }
             .scenario(),
         }
@@ -213,6 +219,16 @@ pub struct Finetune {
     pub tokens: f64,
     pub method: Method,
     pub seq_len: f64,
+    /// The precision of the training matmuls: FP16/BF16, or FP8 on the engines that have it.
+    pub compute: Precision,
+}
+
+fn fp16() -> Precision {
+    Precision::Fp16
+}
+
+fn is_fp16(p: &Precision) -> bool {
+    *p == Precision::Fp16
 }
 
 /// Serving: the model, its precision, and the requests served with their lengths.
@@ -242,6 +258,16 @@ impl Finetune {
         check(m.params, 1e6, 1e13, "--model-params")?;
         check(self.tokens, 1.0, 1e16, "--tokens")?;
         check(self.seq_len, 16.0, 1e7, "--seq-len")?;
+        if self.compute == Precision::Int4 {
+            bail!(
+                "--precision int4: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora"
+            );
+        }
+        let engines = self.compute.engines();
+        let in_precision = match self.compute {
+            Precision::Fp8 => "FP8",
+            _ => "FP16/BF16",
+        };
         let (per_token, what, base_bytes, label) = match self.method {
             Method::Full => (
                 8.0,
@@ -281,9 +307,18 @@ impl Finetune {
         }
         let activations = gb(2.0 * self.seq_len * m.hidden * m.layers);
         Ok(Scenario {
-            id: format!("llm-finetune-{}-{}", m.name, label.to_lowercase()),
+            id: format!(
+                "llm-finetune-{}-{}{}",
+                m.name,
+                label.to_lowercase(),
+                if self.compute == Precision::Fp8 {
+                    "-fp8"
+                } else {
+                    ""
+                }
+            ),
             description: format!(
-                "{label} fine-tuning of a {} model ({:.3e} parameters, {} layers, hidden {}) on the FP16/BF16 matrix engines",
+                "{label} fine-tuning of a {} model ({:.3e} parameters, {} layers, hidden {}) on the {in_precision} matrix engines",
                 m.name, m.params, m.layers, m.hidden
             ),
             min_gpu_memory_gb: None,
@@ -315,10 +350,10 @@ impl Finetune {
                 }),
             }),
             terms: vec![Term {
-                figure: Rate::MatmulF16Matrix,
+                figure: engines,
                 work: flop,
                 unit: "FLOP".into(),
-                what: Some("training matmuls in FP16/BF16".into()),
+                what: Some(format!("training matmuls in {in_precision}")),
             }],
             sharded_memory: sharded,
             decode: None,
@@ -428,6 +463,7 @@ mod tests {
             tokens: 1e9,
             method: Method::Full,
             seq_len: 4096.0,
+            compute: Precision::Fp16,
         }
         .scenario()
         .unwrap();
@@ -448,6 +484,7 @@ mod tests {
                 tokens: 1e9,
                 method,
                 seq_len: 4096.0,
+                compute: Precision::Fp16,
             }
             .scenario()
             .unwrap()
@@ -487,5 +524,35 @@ mod tests {
         assert_eq!(m.layers, 64.0);
         assert_eq!(m.hidden, 8192.0);
         assert!(preset("13b").is_err());
+    }
+
+    #[test]
+    fn a_fine_tune_computes_in_fp16_or_fp8_and_refuses_int4() {
+        let job = |compute| Finetune {
+            model: preset("70b").unwrap(),
+            tokens: 1e8,
+            method: Method::Lora,
+            seq_len: 8192.0,
+            compute,
+        };
+        let fp16 = job(Precision::Fp16).scenario().unwrap();
+        let fp8 = job(Precision::Fp8).scenario().unwrap();
+        assert_eq!(fp16.terms[0].figure, Rate::MatmulF16Matrix);
+        assert_eq!(fp8.terms[0].figure, Rate::MatmulFp8Matrix);
+        // The same work, a distinct id, the precision said.
+        assert_eq!(fp16.terms[0].work, fp8.terms[0].work);
+        assert!(fp8.id.ends_with("-fp8") && !fp16.id.ends_with("-fp8"));
+        assert!(fp8.description.contains("FP8 matrix engines"));
+        let e = job(Precision::Int4).scenario().unwrap_err().to_string();
+        assert!(e.contains("--method qlora"), "{e}");
+        // A calibration point's job reads the field, and without it means fp16.
+        let spec: JobSpec = serde_json::from_str(
+            r#"{"kind": "llm-finetune", "model": "8b", "method": "lora", "tokens": 1e6, "seq_len": 1024}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            spec.scenario().unwrap().terms[0].figure,
+            Rate::MatmulF16Matrix
+        );
     }
 }

@@ -130,7 +130,8 @@ fn json_of(o: &std::process::Output) -> serde_json::Value {
 fn a_long_job_on_a_high_interruption_band_costs_more_than_its_bare_spot_price() {
     let dir = tempfile::tempdir().unwrap();
     let p = spot_boxes(dir.path());
-    let rank = |extra: &[&str]| {
+    // The boxes ranked by spot price, with more options.
+    let spot = |extra: &[&str]| {
         let mut args = vec![
             "rank",
             "--catalog-add",
@@ -139,11 +140,12 @@ fn a_long_job_on_a_high_interruption_band_costs_more_than_its_bare_spot_price() 
             "mine",
             "--price",
             "spot",
-            "--format",
-            "json",
         ];
         args.extend_from_slice(extra);
-        let v = json_of(&gpuvalue(&args));
+        gpuvalue(&args)
+    };
+    let rank = |extra: &[&str]| {
+        let v = json_of(&spot(&[&["--format", "json"], extra].concat()));
         let row = |t: &str| {
             v["rows"]
                 .as_array()
@@ -183,17 +185,7 @@ fn a_long_job_on_a_high_interruption_band_costs_more_than_its_bare_spot_price() 
     let (_, rare, _) = rank(&["--checkpoint-every", "6h"]);
     assert!(f(&rare, "cost_per_job") > f(&high, "cost_per_job"));
     // The table says the band, the assumption and the stops.
-    let o = gpuvalue(&[
-        "rank",
-        "--catalog-add",
-        p.to_str().unwrap(),
-        "--provider",
-        "mine",
-        "--price",
-        "spot",
-        "--details",
-        "--wide",
-    ]);
+    let o = spot(&["--details", "--wide"]);
     let out = String::from_utf8_lossy(&o.stdout);
     for w in [
         ">20%/month",

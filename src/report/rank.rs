@@ -267,29 +267,23 @@ pub fn spot_note(r: &SpotRisk) -> String {
 
 /// The spot risk column when the ranking is by spot price.
 fn spot_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
-    let cells: Vec<String> = shown
-        .iter()
-        .filter_map(|x| x.spot.as_ref().map(spot_cell))
-        .collect();
-    if cells.is_empty() || cells.len() != shown.len() {
-        return None;
-    }
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(["interrupted".to_string()]);
-    for c in cells {
-        b.push_record([c]);
-    }
-    Some(b.build())
+    extra_column(
+        "interrupted",
+        shown.iter().map(|x| x.spot.as_ref().map(spot_cell)),
+    )
 }
 
 /// The budget column ("budget buys") when a budget was given.
 fn budget_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
-    let cells: Vec<String> = shown.iter().filter_map(budget_cell).collect();
-    if cells.is_empty() || cells.len() != shown.len() {
-        return None;
-    }
+    extra_column("budget buys", shown.iter().map(budget_cell))
+}
+
+/// A column to join to the table's right: only when every shown row has its cell.
+fn extra_column(header: &str, cells: impl Iterator<Item = Option<String>>) -> Option<Table> {
+    let cells: Option<Vec<String>> = cells.collect();
+    let cells = cells.filter(|c| !c.is_empty())?;
     let mut b = tabled::builder::Builder::default();
-    b.push_record(["budget buys".to_string()]);
+    b.push_record([header.to_string()]);
     for c in cells {
         b.push_record([c]);
     }
