@@ -36,6 +36,10 @@ pub struct LeverCost {
     pub break_even: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot: Option<SpotRisk>,
+    /// The catalog's warnings on this price (stale, an outlier), as the ranking by this
+    /// pricing model gives them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +112,7 @@ pub fn side_by_side(
                     price_as_of: x.price_as_of.clone(),
                     break_even: None,
                     spot: x.spot.clone(),
+                    warnings: x.warnings.clone(),
                 },
             );
         }

@@ -247,6 +247,8 @@ fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
     let csv = String::from_utf8_lossy(&args("csv").stdout).to_string();
     assert!(csv.starts_with("provider,instance_type,region"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 3 * 3, "{csv}");
+    // The boxes' prices are fresh: no warning mark.
+    assert!(!t.contains("catalog warning"), "{t}");
     let md = String::from_utf8_lossy(&args("markdown").stdout).to_string();
     assert!(md.contains("| 1 | mine box-low (home)"), "{md}");
     // The embedded catalog: every reserved row has its break-even, below 100%.
@@ -262,4 +264,10 @@ fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
         }
     }
     assert!(seen >= 10, "{v}");
+    // The embedded Azure spot prices of 2024-12 are stale: marked, and said under the table.
+    let t = String::from_utf8_lossy(&gpuvalue(&["rank", "--side-by-side"]).stdout).to_string();
+    assert!(
+        t.contains("* ") && t.contains("carry a catalog warning"),
+        "{t}"
+    );
 }

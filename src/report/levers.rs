@@ -25,6 +25,9 @@ fn cell(r: &LeverRow, m: PricingModel) -> String {
         return "-".into();
     };
     let mut s = sig(c.cost_per_job);
+    if !c.warnings.is_empty() {
+        s.push('*');
+    }
     if let Some(k) = &c.spot {
         s.push_str(&format!(
             " ({}{})",
@@ -89,6 +92,17 @@ fn notes(l: &Levers, shown: usize) -> Vec<String> {
         }
     }
     v.push(format!("Prices as of: {}.", dates.join("; ")));
+    let flagged = l
+        .rows
+        .iter()
+        .flat_map(|r| r.costs.values())
+        .filter(|c| !c.warnings.is_empty())
+        .count();
+    if flagged > 0 {
+        v.push(format!(
+            "* {flagged} price(s) carry a catalog warning (a stale price or band, an outlier): `rank --price MODEL --details` lists each."
+        ));
+    }
     if l.ranked_total > shown {
         v.push(format!(
             "Not shown: {} more (--top N).",
