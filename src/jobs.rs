@@ -252,23 +252,11 @@ fn check(x: f64, lo: f64, hi: f64, opt: &str) -> Result<()> {
     Ok(())
 }
 
-impl Finetune {
-    pub fn scenario(&self) -> Result<Scenario> {
-        let m = &self.model;
-        check(m.params, 1e6, 1e13, "--model-params")?;
-        check(self.tokens, 1.0, 1e16, "--tokens")?;
-        check(self.seq_len, 16.0, 1e7, "--seq-len")?;
-        if self.compute == Precision::Int4 {
-            bail!(
-                "--precision int4: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora"
-            );
-        }
-        let engines = self.compute.engines();
-        let in_precision = match self.compute {
-            Precision::Fp8 => "FP8",
-            _ => "FP16/BF16",
-        };
-        let (per_token, what, base_bytes, label) = match self.method {
+impl Method {
+    /// FLOP per parameter and token, what they are, the frozen or trained state's bytes per
+    /// parameter, and the method's name.
+    fn cost(self) -> (f64, &'static str, f64, &'static str) {
+        match self {
             Method::Full => (
                 8.0,
                 "6 x params (forward, activation and weight gradients) + 2 x params (checkpointing's second forward)",
@@ -287,7 +275,27 @@ impl Finetune {
                 0.55,
                 "QLoRA",
             ),
+        }
+    }
+}
+
+impl Finetune {
+    pub fn scenario(&self) -> Result<Scenario> {
+        let m = &self.model;
+        check(m.params, 1e6, 1e13, "--model-params")?;
+        check(self.tokens, 1.0, 1e16, "--tokens")?;
+        check(self.seq_len, 16.0, 1e7, "--seq-len")?;
+        if self.compute == Precision::Int4 {
+            bail!(
+                "--precision int4: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora"
+            );
+        }
+        let engines = self.compute.engines();
+        let in_precision = match self.compute {
+            Precision::Fp8 => "FP8",
+            _ => "FP16/BF16",
         };
+        let (per_token, what, base_bytes, label) = self.method.cost();
         let flop = per_token * m.params * self.tokens;
         let mut sharded = vec![MemoryNeed {
             what: match self.method {
