@@ -422,16 +422,16 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     }
     let checked = c.checked();
     refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
+    let view = report::rank::View {
+        rows: if a.settings.top.is_some() || a.details {
+            usize::MAX
+        } else {
+            report::rank::View::SHORT.rows
+        },
+        details: a.details,
+    };
     if a.side_by_side {
         let levers = crate::levers::side_by_side(&checked, scenario, &results, &opts)?;
-        let view = report::rank::View {
-            rows: if a.settings.top.is_some() {
-                usize::MAX
-            } else {
-                report::rank::View::SHORT.rows
-            },
-            details: false,
-        };
         print_as(
             &report::export::SideBySide {
                 levers: &levers,
@@ -443,14 +443,6 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
     }
     let r = rank::rank(&checked, scenario, &results, &opts)?;
     let fleet = crate::fleet::analyse(&results, Some(&c));
-    let view = report::rank::View {
-        rows: if a.settings.top.is_some() || a.details {
-            usize::MAX
-        } else {
-            report::rank::View::SHORT.rows
-        },
-        details: a.details,
-    };
     let ranking = report::export::Ranking {
         report: &r,
         fleet: &fleet,

@@ -63,7 +63,7 @@ pub struct Levers {
     pub currency: String,
     /// Every instance with at least one price the ranking could use, cheapest first.
     pub rows: Vec<LeverRow>,
-    /// The per-model rankings' rows cut to `top`: how many there were.
+    /// Instances in the view before `top` cut it.
     pub ranked_total: usize,
     /// The on-demand ranking, for its notes (model, prices, caveats).
     pub on_demand: RankReport,
@@ -92,8 +92,7 @@ pub fn side_by_side(
         };
         let r = rank(catalog, scenario, results, &o)?;
         for x in &r.rows {
-            let key = format!("{}/{}/{}", x.provider, x.instance_type, x.region);
-            let row = by_key.entry(key).or_insert_with(|| LeverRow {
+            let row = by_key.entry(x.key()).or_insert_with(|| LeverRow {
                 provider: x.provider.clone(),
                 instance_type: x.instance_type.clone(),
                 region: x.region.clone(),

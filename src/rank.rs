@@ -139,6 +139,13 @@ pub struct RankRow {
     pub spot: Option<SpotRisk>,
 }
 
+impl RankRow {
+    /// The instance's catalog key, provider/type/region (as `Instance::key`).
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.provider, self.instance_type, self.region)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Excluded {
     pub instance: String,

@@ -153,25 +153,6 @@ fn check_freshness(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
             );
         }
     }
-    // A spot price's interruption band is a trailing month's statistic: dated on its own.
-    for (model, p) in &inst.prices {
-        if let Some(r) = &p.interruption
-            && inst.retired.is_none()
-            && let Some(m) = crate::files::months_ago(&r.as_of)
-            && m > STALE_MONTHS
-        {
-            out.push(
-                Severity::Warning,
-                at.file,
-                format!("{}.prices.{}.interruption.as_of", at.path, model.name()),
-                at.row.clone(),
-                format!(
-                    "stale interruption band: as of {}, {m} months ago (over {STALE_MONTHS}); the advisor reports the trailing month, refresh it from AWS's spot-advisor-data.json",
-                    r.as_of
-                ),
-            );
-        }
-    }
     if inst.retired.is_none()
         && let Some(m) = crate::files::months_ago(&inst.as_of)
         && m > STALE_MONTHS
@@ -190,18 +171,20 @@ fn check_freshness(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
     }
 }
 
-/// Check step: an interruption risk belongs to a spot price, is dated and sourced, and a
-/// maximum run time is a positive number of hours.
+/// Check step: an interruption risk belongs to a spot price, is dated (and flagged when
+/// stale: a trailing month's statistic, dated on its own) and sourced, and a maximum run
+/// time is a positive number of hours.
 fn check_interruption(
     model: PricingModel,
     r: &spot::Interruption,
+    retired: bool,
     path: &str,
     at: &RowAt<'_>,
     out: &mut Findings,
 ) {
-    let mut err = |field: &str, message: String| {
+    let mut say = |severity: Severity, field: &str, message: String| {
         out.push(
-            Severity::Error,
+            severity,
             at.file,
             format!("{path}{field}"),
             at.row.clone(),
@@ -209,7 +192,8 @@ fn check_interruption(
         )
     };
     if model != PricingModel::Spot {
-        err(
+        say(
+            Severity::Error,
             "",
             format!(
                 "an interruption risk on a {} price: only spot capacity is interrupted",
@@ -218,10 +202,23 @@ fn check_interruption(
         );
     }
     if let Err(e) = crate::files::check_date(&r.as_of) {
-        err(".as_of", e);
+        say(Severity::Error, ".as_of", e);
+    } else if !retired
+        && let Some(m) = crate::files::months_ago(&r.as_of)
+        && m > STALE_MONTHS
+    {
+        say(
+            Severity::Warning,
+            ".as_of",
+            format!(
+                "stale interruption band: as of {}, {m} months ago (over {STALE_MONTHS}); the advisor reports the trailing month, refresh it from AWS's spot-advisor-data.json",
+                r.as_of
+            ),
+        );
     }
     if r.source.trim().is_empty() {
-        err(
+        say(
+            Severity::Error,
             ".source",
             "empty source: say where the risk is published".into(),
         );
@@ -229,13 +226,15 @@ fn check_interruption(
     if let Some(h) = r.max_run_hours
         && !(h.is_finite() && h > 0.0)
     {
-        err(
+        say(
+            Severity::Error,
             ".max_run_hours",
             format!("maximum run time must be a positive number of hours, found {h}"),
         );
     }
     if r.band.is_none() && r.max_run_hours.is_none() {
-        err(
+        say(
+            Severity::Error,
             "",
             "an interruption risk with neither a band nor a maximum run time says nothing: leave it out"
                 .into(),
@@ -694,7 +693,14 @@ impl Catalog {
                 );
             }
             if let Some(r) = &p.interruption {
-                check_interruption(*model, r, &format!("{ppath}.interruption"), at, out);
+                check_interruption(
+                    *model,
+                    r,
+                    inst.retired.is_some(),
+                    &format!("{ppath}.interruption"),
+                    at,
+                    out,
+                );
             }
         }
     }

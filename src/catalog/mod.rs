@@ -929,6 +929,58 @@ mod tests {
     }
 
     #[test]
+    fn an_interruption_risk_is_checked_where_it_stands() {
+        let with = |price: &str, risk: &str| {
+            messages(&one_instance(&format!(
+                r#"{{"provider": "p", "instance_type": "t", "region": "r", "gpu": "h100-sxm", "gpu_count": 1,
+                    "vcpu": 8, "ram_gib": 64, "source": "s", "as_of": "2026-11", "confidence": "high",
+                    "prices": {{"on_demand": {{"amount": 3, "currency": "USD", "per": "hour"}},
+                      "{price}": {{"amount": 1, "currency": "USD", "per": "hour", "interruption": {risk}}}}}}}"#
+            )))
+        };
+        let good = r#"{"band": ">20%", "as_of": "2026-11", "source": "advisor"}"#;
+        assert!(with("spot", good).is_empty(), "{:?}", with("spot", good));
+        let hit = |m: &[String], path: &str, words: &str| {
+            assert!(
+                m.iter().any(|x| x.contains(path) && x.contains(words)),
+                "{path} {words:?} not in {m:#?}"
+            )
+        };
+        let m = with("reserved_1y", good);
+        hit(&m, "prices.reserved_1y.interruption", "only spot capacity");
+        let m = with("spot", r#"{"as_of": "2026-11", "source": "advisor"}"#);
+        hit(&m, "prices.spot.interruption", "says nothing");
+        let m = with(
+            "spot",
+            r#"{"band": "<5%", "as_of": "2026-11", "source": " "}"#,
+        );
+        hit(&m, "interruption.source", "empty source");
+        let m = with(
+            "spot",
+            r#"{"max_run_hours": -24, "as_of": "2026-11", "source": "docs"}"#,
+        );
+        hit(&m, "interruption.max_run_hours", "positive number of hours");
+        let m = with(
+            "spot",
+            r#"{"band": "<5%", "as_of": "2024-01", "source": "advisor"}"#,
+        );
+        hit(
+            &m,
+            "warning: user.json: instances[0].prices.spot.interruption.as_of",
+            "stale interruption band",
+        );
+        let m = with(
+            "spot",
+            r#"{"band": "<5%", "as_of": "last week", "source": "advisor"}"#,
+        );
+        hit(
+            &m,
+            "error: user.json: instances[0].prices.spot.interruption.as_of",
+            "",
+        );
+    }
+
+    #[test]
     fn each_known_fault_is_reported_with_file_path_and_field() {
         let base = |over: &str| {
             format!(

@@ -110,8 +110,9 @@ pub struct SpotRisk {
     pub stop_hours: f64,
     pub checkpointing: Checkpointing,
     /// The interval the job's work is lost over: the checkpoint interval, or for serving
-    /// (each request its own unit of work) a request's worth.
+    /// (`stateless`: each request its own unit of work) a request's worth.
     pub unit_hours: f64,
+    pub stateless: bool,
 }
 
 /// The expected time to finish `bare_hours` of work on spot capacity with risk `risk`
@@ -169,6 +170,7 @@ pub fn expected(
         stop_hours: lost,
         checkpointing: cp,
         unit_hours: unit,
+        stateless,
     }
 }
 

@@ -236,7 +236,7 @@ pub fn spot_cell(r: &SpotRisk) -> String {
 
 /// What the spot risk adds to a row's time, and why.
 pub fn spot_note(r: &SpotRisk) -> String {
-    let unit = if r.unit_hours < r.checkpointing.every_hours.min(r.bare_hours) {
+    let unit = if r.stateless {
         "an interruption loses the requests in flight".to_string()
     } else {
         format!("checkpoint every {}", hours(r.checkpointing.every_hours))
