@@ -393,6 +393,7 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
             requests: j.requests,
             prompt_tokens: j.prompt_tokens,
             output_tokens: j.output_tokens,
+            concurrency: j.concurrency,
         }
         .scenario()?,
     }))

@@ -339,29 +339,23 @@ impl CalibrationFile {
                     .value
             })
         };
-        let mut secs = 0.0;
-        for t in &s.terms {
-            secs += t.figure.seconds(t.work, rate(t.figure)?);
+        let mut rates = std::collections::BTreeMap::new();
+        for f in s.figures() {
+            rates.insert(f, rate(f)?);
         }
-        let n = f64::from(gpus.max(1)) * f64::from(g.adapters());
-        if s.decode.is_some() {
-            let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
-            let plan = s
-                .decode_on(n, mem)
-                .with_context(|| format!("{gpu}: the weights leave no room for a KV cache"))?;
-            secs += Rate::StreamTriad.seconds(plan.bytes, rate(Rate::StreamTriad)?);
-        }
+        let n = gpus.max(1) * g.adapters();
+        let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
+        let timing = s
+            .timing(n, mem, bus_gbps.map(|b| ("the point's link", b)), |f| {
+                rates.get(&f).copied().unwrap_or(f64::NAN)
+            })
+            .map_err(|why| anyhow::anyhow!("{gpu}: {why}"))?;
         let amount = s
             .job
             .as_ref()
             .and_then(|j| j.output.as_ref())
             .map_or(1.0, |o| o.amount);
-        let compute = secs / n;
-        let comm = match (&s.collectives, bus_gbps) {
-            (Some(c), Some(b)) => c.seconds(n, b),
-            _ => 0.0,
-        };
-        Ok(amount / (compute + (comm - compute).max(0.0)))
+        Ok(amount / timing.seconds)
     }
 
     /// What the model says a point's published figure is.

@@ -383,7 +383,7 @@ pub struct JobArgs {
     /// --print-scenario shows it as a scenario file to edit.
     #[arg(long, value_enum, conflicts_with = "scenario")]
     pub job: Option<JobKind>,
-    /// The model's shape (Llama 3): 8b or 70b.
+    /// The model's shape: 8b or 70b (Llama 3), llama2-7b.
     #[arg(long, default_value = "8b", value_name = "PRESET")]
     pub model: String,
     /// Parameters, overriding the preset's count (its shape scaled to match), e.g. 13e9.
@@ -411,6 +411,10 @@ pub struct JobArgs {
     /// llm-serve: output tokens per request.
     #[arg(long, default_value_t = 200.0, value_name = "N")]
     pub output_tokens: f64,
+    /// llm-serve: most requests in flight per copy of the model (the server's batch limit,
+    /// vLLM's max_num_seqs); lower it to bound each request's latency.
+    #[arg(long, default_value_t = crate::jobs::MAX_BATCH, value_name = "N")]
+    pub concurrency: f64,
     /// Print the job (or --scenario) as a scenario file and stop: the schema by example.
     #[arg(long)]
     pub print_scenario: bool,

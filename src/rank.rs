@@ -8,7 +8,7 @@ use crate::catalog::{
     Admission, Catalog, Checked, Finding, GpuSpec, Instance, PricingModel, Severity, Tier,
 };
 use crate::results::ResultsFile;
-use crate::scenario::{Rate, Scenario};
+use crate::scenario::{Rate, Scenario, Timing};
 use crate::stats::median;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -74,9 +74,40 @@ pub struct FigureUse {
     pub source: Source,
     /// How the value was obtained, for people.
     pub basis: String,
-    /// The same in a few words, for tables ("312 TFLOPS x 0.55 calibrated", "measured").
-    #[serde(default)]
-    pub short: String,
+    /// The same as data; report/ words it for tables ("312 TFLOPS x 0.55 calibrated").
+    pub derivation: Derivation,
+}
+
+/// How a figure's value was found.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Derivation {
+    /// Measured on this GPU.
+    Measured,
+    /// Not measured; the measured rate of the unit its work falls back to stands in.
+    StandsIn { used: Rate },
+    /// The datasheet peak of `used` (the figure's own unit, or the one its work falls back
+    /// to) times an efficiency factor.
+    Datasheet {
+        used: Rate,
+        peak: f64,
+        factor: f64,
+        origin: Origin,
+    },
+    /// Latency: the median of the measured hardware GPUs.
+    HardwareMedian,
+    /// The stated default (no measured hardware GPU).
+    Assumed,
+}
+
+impl Derivation {
+    pub fn source(self) -> Source {
+        match self {
+            Derivation::Measured => Source::Measured,
+            Derivation::Assumed => Source::Assumed,
+            _ => Source::Estimated,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -130,9 +161,10 @@ pub struct RankRow {
     pub budget_jobs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// How the job runs on this instance where that depends on it (a serving batch).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub job_notes: Vec<String>,
+    /// How the job runs on this instance: serving's copies of the model and their batch,
+    /// the collectives and how much of them the compute hides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
     /// On spot: the interruption risk it was costed with; `hours_per_job` and
     /// `cost_per_job` are then the expected ones, with the work lost and redone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -443,16 +475,31 @@ fn measured_figures(
             match found {
                 Some((u, v)) => {
                     uses.push(if u == f {
-                        FigureUse::new(f, v, Source::Measured, format!("measured in {name}"))
+                        FigureUse::new(f, v, Derivation::Measured, format!("measured in {name}"))
                     } else {
-                        FigureUse::new(f, v, Source::Estimated, stand_in_basis(f, u))
-                            .with_short(format!("measured {} stands in", u.label()))
+                        FigureUse::new(f, v, Derivation::StandsIn { used: u }, stand_in_basis(f, u))
                     });
                 }
                 None => complete = false,
             }
         }
-        let hours = complete.then(|| seconds_per_job(scenario, &uses) / 3600.0);
+        // One adapter, its memory the catalog's (a GPU the catalog lacks decodes at the
+        // server's batch limit: its memory is not known here).
+        let mem = matched
+            .and_then(|g| g.memory_per_adapter_gb())
+            .unwrap_or(f64::INFINITY);
+        let hours = complete
+            .then(|| {
+                scenario
+                    .timing(1, mem, None, |f| {
+                        uses.iter()
+                            .find(|u| u.figure == f)
+                            .map_or(f64::NAN, |u| u.value)
+                    })
+                    .ok()
+            })
+            .flatten()
+            .map(|t| t.seconds / 3600.0);
         machines.push(Machine {
             adapter: r.adapter.name.clone(),
             software: r.adapter.software,
@@ -475,15 +522,6 @@ fn measured_figures(
         })
         .collect();
     (measured, machines)
-}
-
-/// Seconds one job takes on one GPU with the figures in `uses`.
-fn seconds_per_job(scenario: &Scenario, uses: &[FigureUse]) -> f64 {
-    scenario.seconds_per_job(|f| {
-        uses.iter()
-            .find(|u| u.figure == f)
-            .map_or(f64::NAN, |u| u.value)
-    })
 }
 
 /// The embedded calibration, parsed once.
@@ -535,25 +573,15 @@ fn files_text(files: &[String]) -> String {
 }
 
 impl FigureUse {
-    fn new(f: Rate, value: f64, source: Source, basis: String) -> FigureUse {
+    fn new(f: Rate, value: f64, derivation: Derivation, basis: String) -> FigureUse {
         FigureUse {
             figure: f,
             value,
             unit: f.unit().into(),
-            short: match source {
-                Source::Measured => "measured",
-                Source::Estimated => "estimated",
-                Source::Assumed => "assumed",
-            }
-            .into(),
-            source,
+            source: derivation.source(),
             basis,
+            derivation,
         }
-    }
-
-    fn with_short(mut self, short: String) -> FigureUse {
-        self.short = short;
-        self
     }
 }
 
@@ -646,10 +674,14 @@ impl Resolver {
         let Some((sheet, k)) = &r.estimate else {
             return Some((
                 if r.used == fig {
-                    FigureUse::new(fig, r.value, Source::Measured, "measured".into())
+                    FigureUse::new(fig, r.value, Derivation::Measured, "measured".into())
                 } else {
-                    FigureUse::new(fig, r.value, Source::Estimated, stand_in_basis(fig, r.used))
-                        .with_short(format!("measured {} stands in", r.used.label()))
+                    FigureUse::new(
+                        fig,
+                        r.value,
+                        Derivation::StandsIn { used: r.used },
+                        stand_in_basis(fig, r.used),
+                    )
                 },
                 None,
             ));
@@ -657,7 +689,7 @@ impl Resolver {
         let mut basis = format!(
             "{} {} x {:.2} ({}; {})",
             r.used.label(),
-            peak_text(r.used, sheet.value),
+            r.used.peak_text(sheet.value),
             k.value,
             k.origin.name(),
             k.applies_to
@@ -671,19 +703,14 @@ impl Resolver {
         if gpu.adapters() > 1 {
             basis.push_str(&format!("; per adapter, {} per package", gpu.adapters()));
         }
-        let short = format!(
-            "{}{} x {:.2} {}",
-            if r.used == fig {
-                String::new()
-            } else {
-                format!("{}: ", r.used.label())
-            },
-            peak_text(r.used, sheet.value),
-            k.value,
-            k.origin.name()
-        );
+        let how = Derivation::Datasheet {
+            used: r.used,
+            peak: sheet.value,
+            factor: k.value,
+            origin: k.origin,
+        };
         Some((
-            FigureUse::new(fig, r.value, Source::Estimated, basis).with_short(short),
+            FigureUse::new(fig, r.value, how, basis),
             Some(efficiency(r.used, k)),
         ))
     }
@@ -691,19 +718,19 @@ impl Resolver {
     fn latency(&self, gpu: &GpuSpec) -> FigureUse {
         let fig = Rate::LatencyDispatch;
         if let Some(v) = self.median_of(gpu, fig) {
-            return FigureUse::new(fig, v, Source::Measured, "measured".into());
+            return FigureUse::new(fig, v, Derivation::Measured, "measured".into());
         }
         match &self.hw_latency {
             Some((v, files)) => FigureUse::new(
                 fig,
                 *v,
-                Source::Estimated,
+                Derivation::HardwareMedian,
                 format!("median of measured hardware GPUs ({})", files_text(files)),
             ),
             None => FigureUse::new(
                 fig,
                 fig.assumed().unwrap_or(10.0),
-                Source::Assumed,
+                Derivation::Assumed,
                 "assumed 10 us per kernel launch (no measured hardware GPU)".into(),
             ),
         }
@@ -735,7 +762,6 @@ impl Costing<'_> {
             return Ok(Some(Err(format!("unknown GPU id {:?}", inst.gpu))));
         };
         // A job that shards (weights, optimizer state, a served model) needs its share per GPU.
-        let adapters = f64::from(inst.gpu_count) * f64::from(gpu.adapters());
         let admission = self.opts.filters.admit(
             inst,
             Some(gpu),
@@ -802,11 +828,11 @@ impl Costing<'_> {
             }
         }
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let (seconds, notes) = match self.instance_seconds(inst, gpu, adapters, &uses) {
+        let timing = match self.timing(inst, gpu, inst.gpu_count * gpu.adapters(), &uses) {
             Ok(x) => x,
             Err(why) => return Ok(Some(Err(why))),
         };
-        let mut hours = seconds / 3600.0;
+        let mut hours = timing.seconds / 3600.0;
         // Spot capacity is taken back: the expected time with the work redone.
         let risk = (self.opts.pricing == PricingModel::Spot).then(|| {
             spot::expected(
@@ -827,7 +853,7 @@ impl Costing<'_> {
             ))));
         }
         let mut row = self.ranked(i, inst, gpu, uses, per_hour, hours);
-        row.job_notes = notes;
+        row.timing = Some(timing);
         row.spot = risk;
         Ok(Some(Ok((row, factors))))
     }
@@ -854,67 +880,28 @@ impl Costing<'_> {
         (!why.is_empty()).then(|| why.join("; "))
     }
 
-    /// Seconds one job takes on the instance (`adapters` GPUs): the terms split over the
-    /// GPUs, decoding with the batch the memory holds, and the collectives that outlast the
-    /// compute; with a note on each of those. Err: why the job cannot run there.
-    fn instance_seconds(
+    /// How one job runs on the instance (`adapters` GPUs) and how long it takes: the terms
+    /// split over the GPUs, serving in the layout that finishes first, and the collectives
+    /// that outlast the compute ([`Scenario::timing`]). Err: why the job cannot run there.
+    fn timing(
         &self,
         inst: &Instance,
         gpu: &GpuSpec,
-        adapters: f64,
+        adapters: u32,
         uses: &[FigureUse],
-    ) -> Result<(f64, Vec<String>), String> {
-        let mut seconds = seconds_per_job(self.scenario, uses);
-        let mut notes = Vec::new();
-        if let Some(d) = &self.scenario.decode {
-            let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
-            let Some(plan) = self.scenario.decode_on(adapters, mem) else {
-                return Err(format!(
-                    "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
-                    adapters * mem * d.memory_use,
-                    d.weight_gb
-                ));
-            };
-            let triad = uses
-                .iter()
-                .find(|u| u.figure == Rate::StreamTriad)
-                .map_or(f64::NAN, |u| u.value);
-            seconds += Rate::StreamTriad.seconds(plan.bytes, triad);
-            notes.push(format!(
-                "decodes {:.0} sequences at once ({:.0} GB of KV cache on the instance)",
-                plan.batch, plan.kv_gb
-            ));
-        }
-        let compute = seconds / adapters;
-        let exposed = match (&self.scenario.collectives, adapters > 1.0) {
-            (Some(c), true) => match &inst.interconnect {
-                Some(link) => {
-                    let comm = c.seconds(adapters, link.bus_gbps);
-                    let beyond = (comm - compute).max(0.0);
-                    notes.push(format!(
-                        "collectives {} over {} ({} GB/s bus), {}",
-                        duration(comm),
-                        link.kind,
-                        link.bus_gbps,
-                        if beyond > 0.0 {
-                            format!("{} beyond the compute", duration(beyond))
-                        } else {
-                            format!("hidden behind {} of compute", duration(compute))
-                        }
-                    ));
-                    beyond
-                }
-                None => {
-                    notes.push(
-                        "communication not counted: the catalog states no GPU interconnect for this instance"
-                            .into(),
-                    );
-                    0.0
-                }
-            },
-            _ => 0.0,
-        };
-        Ok((compute + exposed, notes))
+    ) -> Result<Timing, String> {
+        let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+        let link = inst
+            .interconnect
+            .as_ref()
+            .map(|l| (l.kind.as_str(), l.bus_gbps));
+        self.scenario
+            .timing(adapters, mem, link, |f| {
+                uses.iter()
+                    .find(|u| u.figure == f)
+                    .map_or(f64::NAN, |u| u.value)
+            })
+            .map_err(|why| why.to_string())
     }
 
     fn ranked(
@@ -979,7 +966,7 @@ impl Costing<'_> {
             budget_hours: budget.map(|b| b / per_hour),
             budget_jobs: budget.map(|b| b / per_hour / hours),
             warnings,
-            job_notes: Vec::new(),
+            timing: None,
             spot: None,
         }
     }
@@ -1012,17 +999,6 @@ fn order(
         rows.truncate(n);
     }
     ranked_total
-}
-
-/// A duration for a row's notes: seconds, minutes or hours.
-fn duration(s: f64) -> String {
-    if s < 120.0 {
-        format!("{s:.1} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 /// Places: a row whose cost is within the uncertainty of the cheapest row of the current
@@ -1058,17 +1034,6 @@ fn derived_factor(x: f64, n: usize, files: &[String]) -> Factor {
         ),
         applies_to: "GPUs without a calibration rule".into(),
     }
-}
-
-/// A datasheet peak as the catalog states it: TFLOPS, TOPS or GB/s.
-fn peak_text(f: Rate, value: f64) -> String {
-    let (v, unit) = match f.unit() {
-        "GB/s" => (value, "GB/s"),
-        "GOPS" => (value / 1e3, "TOPS"),
-        _ => (value / 1e3, "TFLOPS"),
-    };
-    let t = format!("{v:.3}");
-    format!("{} {unit}", t.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// How a measured rate of another unit stands in for `f`.

@@ -11,10 +11,12 @@
 //!                                                          GPUs (sharded weights, optimizer)
 //!                       decode?: { tokens, weight_gb, kv_mb_per_token, context_tokens,
 //!                                  max_batch, memory_use },  autoregressive decoding
-//!                       collectives?: { bytes_per_step, steps, what },  data-parallel
+//!                       collectives?: { bytes_per_step, steps, what, parallelism? },
 //!                                  communication per step (all-gather/reduce-scatter bytes
-//!                                  per GPU; an all-reduce counts twice), over the instance's
-//!                                  interconnect, overlapped with the compute
+//!                                  per GPU; an all-reduce counts twice) over the instance's
+//!                                  interconnect, overlapped with the compute: "data"
+//!                                  (default) over every GPU, "tensor" within each copy of
+//!                                  a served model (needs decode)
 //!                       min_gpu_memory_gb?,                 (version 1: one number)
 //!                       min_vcpus_per_gpu?,                 host floor: vCPUs to feed a GPU
 //!                       terms[]: { figure, work, unit, what? } }
@@ -127,6 +129,17 @@ impl Rate {
             Rate::StreamTriad => "memory bandwidth (triad)",
             Rate::LatencyDispatch => "per-kernel dispatch cost",
         }
+    }
+
+    /// A datasheet peak of this unit as the catalog states it: TFLOPS, TOPS or GB/s.
+    pub fn peak_text(self, value: f64) -> String {
+        let (v, unit) = match self.unit() {
+            "GB/s" => (value, "GB/s"),
+            "GOPS" => (value / 1e3, "TOPS"),
+            _ => (value / 1e3, "TFLOPS"),
+        };
+        let t = format!("{v:.3}");
+        format!("{} {unit}", t.trim_end_matches('0').trim_end_matches('.'))
     }
 
     pub fn unit(self) -> &'static str {
@@ -305,16 +318,38 @@ pub struct Scenario {
     pub collectives: Option<Collectives>,
 }
 
-/// The collectives of data-parallel training: `bytes_per_step` through each GPU's link per
-/// optimizer step (nccl-tests' convention: an all-gather or reduce-scatter of S bytes moves
-/// S x (n-1)/n; an all-reduce twice that), over `steps` steps. They overlap the compute
-/// (prefetching, bucketed gradients): only what outlasts it adds time.
+/// The collectives of a job on several GPUs: `bytes_per_step` through each GPU's link per
+/// step (nccl-tests' convention: an all-gather or reduce-scatter of S bytes moves
+/// S x (p-1)/p over p GPUs; an all-reduce twice that), over `steps` steps. Data-parallel
+/// training runs them over every GPU of the instance; tensor-parallel serving within each
+/// copy of the model. They overlap the compute (prefetching, bucketed gradients, a second
+/// micro-batch): only what outlasts it adds time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Collectives {
     pub bytes_per_step: f64,
     pub steps: f64,
     pub what: String,
+    #[serde(default, skip_serializing_if = "Parallelism::is_data")]
+    pub parallelism: Parallelism,
+}
+
+/// Which GPUs a scenario's collectives run over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Parallelism {
+    /// Every GPU of the instance (data-parallel training: gradients, sharded state).
+    #[default]
+    Data,
+    /// The GPUs of one copy of a served model (tensor parallel: its activations'
+    /// all-reduces); needs `decode`, which decides how many GPUs a copy takes.
+    Tensor,
+}
+
+impl Parallelism {
+    fn is_data(&self) -> bool {
+        *self == Parallelism::Data
+    }
 }
 
 impl Collectives {
@@ -324,6 +359,76 @@ impl Collectives {
             return 0.0;
         }
         self.steps * self.bytes_per_step * (gpus - 1.0) / gpus / (bus_gbps * 1e9)
+    }
+}
+
+/// How a job runs on an instance, and how long it takes there: the answer of
+/// [`Scenario::timing`], for the ranking and the calibration alike.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Seconds per job: `compute` plus the communication that outlasts it.
+    pub seconds: f64,
+    /// The terms and the decode's memory traffic, split over the instance's GPUs.
+    pub compute: f64,
+    /// Serving: how the GPUs are grouped into copies of the model, and each copy's batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
+    pub comm: Comm,
+}
+
+/// Serving's layout: `copies` copies of the model, each tensor-parallel over
+/// `gpus_per_copy` GPUs, each decoding `batch` sequences at once.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Layout {
+    pub gpus_per_copy: u32,
+    pub copies: u32,
+    pub batch: f64,
+    /// GB left for the KV cache in each copy.
+    pub kv_gb: f64,
+}
+
+/// The job's communication on the instance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Comm {
+    /// No collectives: one GPU, one GPU per copy, or a job that states none.
+    None,
+    /// Counted over the link: `seconds` of it, `exposed` of them beyond the compute.
+    Counted {
+        what: String,
+        parallelism: Parallelism,
+        link: String,
+        bus_gbps: f64,
+        seconds: f64,
+        exposed: f64,
+    },
+    /// The job has collectives, but the instance's interconnect is unknown: not counted.
+    NoLink,
+}
+
+impl Comm {
+    pub fn exposed(&self) -> f64 {
+        match self {
+            Comm::Counted { exposed, .. } => *exposed,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Why a served model does not fit an instance: `memory_gb` usable against `weight_gb`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NoRoom {
+    pub memory_gb: f64,
+    pub weight_gb: f64,
+}
+
+impl std::fmt::Display for NoRoom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.0} GB of memory on the instance leave no room for one sequence's KV cache after {:.0} GB of weights",
+            self.memory_gb, self.weight_gb
+        )
     }
 }
 
@@ -406,6 +511,95 @@ impl Scenario {
             v.push(Rate::StreamTriad);
         }
         v
+    }
+
+    /// How the job runs on an instance of `adapters` GPUs of `mem_gb` each, linked by `link`
+    /// (its name and all-reduce bus bandwidth, GB/s) if known, with `rate` the value of each
+    /// figure on one GPU. Serving takes the layout that finishes first: each divisor of the
+    /// GPU count as the GPUs of one tensor-parallel copy of the model, the copies decoding
+    /// side by side (a copy's batch is what its memory holds, at most `max_batch`; its
+    /// all-reduces run within it). Err: the model fits on no layout.
+    pub fn timing(
+        &self,
+        adapters: u32,
+        mem_gb: f64,
+        link: Option<(&str, f64)>,
+        rate: impl Fn(Rate) -> f64,
+    ) -> Result<Timing, NoRoom> {
+        let n = adapters.max(1);
+        let terms = self.seconds_per_job(&rate);
+        let Some(d) = &self.decode else {
+            let compute = terms / f64::from(n);
+            let comm = self.comm(n, 1, compute, link);
+            return Ok(Timing {
+                seconds: compute + comm.exposed(),
+                compute,
+                layout: None,
+                comm,
+            });
+        };
+        let mut best: Option<Timing> = None;
+        for t in (1..=n).filter(|t| n.is_multiple_of(*t)) {
+            let Some(plan) = self.decode_on(f64::from(t), mem_gb) else {
+                continue;
+            };
+            let memory = Rate::StreamTriad.seconds(plan.bytes, rate(Rate::StreamTriad));
+            let compute = (terms + memory) / f64::from(n);
+            let comm = self.comm(t, n / t, compute, link);
+            let timing = Timing {
+                seconds: compute + comm.exposed(),
+                compute,
+                layout: Some(Layout {
+                    gpus_per_copy: t,
+                    copies: n / t,
+                    batch: plan.batch,
+                    kv_gb: plan.kv_gb,
+                }),
+                comm,
+            };
+            // Fewer GPUs a copy win a tie: less to go wrong, no faster layout skipped.
+            if best
+                .as_ref()
+                .is_none_or(|b| timing.seconds < b.seconds * (1.0 - 1e-9))
+            {
+                best = Some(timing);
+            }
+        }
+        best.ok_or(NoRoom {
+            memory_gb: f64::from(n) * mem_gb * d.memory_use,
+            weight_gb: d.weight_gb,
+        })
+    }
+
+    /// The collectives over `group` GPUs (all of them for data parallelism, a copy's for
+    /// tensor parallelism), `copies` groups communicating side by side, against `compute`.
+    fn comm(&self, group: u32, copies: u32, compute: f64, link: Option<(&str, f64)>) -> Comm {
+        let Some(c) = &self.collectives else {
+            return Comm::None;
+        };
+        let over = match c.parallelism {
+            Parallelism::Data => group * copies,
+            Parallelism::Tensor => group,
+        };
+        if over <= 1 {
+            return Comm::None;
+        }
+        let Some((name, bus)) = link else {
+            return Comm::NoLink;
+        };
+        let share = match c.parallelism {
+            Parallelism::Data => 1.0,
+            Parallelism::Tensor => f64::from(copies),
+        };
+        let seconds = c.seconds(f64::from(over), bus) / share;
+        Comm::Counted {
+            what: c.what.clone(),
+            parallelism: c.parallelism,
+            link: name.to_string(),
+            bus_gbps: bus,
+            seconds,
+            exposed: (seconds - compute).max(0.0),
+        }
     }
 
     /// How the decode runs on `adapters` GPUs of `mem_gb` each, after the scenario's other
@@ -599,6 +793,28 @@ fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
             "a share",
         )?;
     }
+    if let Some(c) = &s.collectives {
+        let c_at = format!("{at}.collectives");
+        in_range(
+            c.bytes_per_step,
+            0.0,
+            MAX_WORK,
+            &format!("{c_at}.bytes_per_step"),
+            "a number of bytes",
+        )?;
+        in_range(
+            c.steps,
+            0.0,
+            MAX_WORK,
+            &format!("{c_at}.steps"),
+            "a number of steps",
+        )?;
+        if c.parallelism == Parallelism::Tensor && s.decode.is_none() {
+            bail!(
+                "{c_at}.parallelism: \"tensor\" runs within the copies of a served model and needs \"decode\"; expected \"data\" for a job without one"
+            );
+        }
+    }
     if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
         && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
     {
@@ -742,5 +958,20 @@ mod tests {
         assert!(e.to_string().contains("scenarios[0].terms[0].work"), "{e}");
         let e = ScenarioFile::parse(r#"{"schema_version": 1, "scenarios": [{"id": "x", "description": "", "terms": [{"figure": "matmul_f128", "work": 1, "unit": "FLOP"}]}]}"#, "s.json").unwrap_err();
         assert!(e.to_string().contains("figure"), "{e}");
+        // Collectives: a negative size, and tensor parallelism without a served model.
+        let with = |c: &str| {
+            ScenarioFile::parse(
+                &format!(
+                    r#"{{"schema_version": 2, "scenarios": [{{"id": "x", "description": "", "terms": [{{"figure": "matmul_f32", "work": 1, "unit": "FLOP"}}], "collectives": {c}}}]}}"#
+                ),
+                "s.json",
+            )
+        };
+        let e = with(r#"{"bytes_per_step": -1, "steps": 1, "what": "w"}"#).unwrap_err();
+        assert!(e.to_string().contains("collectives.bytes_per_step"), "{e}");
+        let e = with(r#"{"bytes_per_step": 1, "steps": 1, "what": "w", "parallelism": "tensor"}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("collectives.parallelism"), "{e}");
+        assert!(with(r#"{"bytes_per_step": 1, "steps": 1, "what": "w"}"#).is_ok());
     }
 }

@@ -68,13 +68,16 @@ fn a_70b_model_in_fp8_ranks_8_gpu_nodes_sharded_and_refuses_24_gb_cards() {
         why.contains("24 GB per GPU") && why.contains("required"),
         "{why}"
     );
-    // Every row states the batch its memory holds.
-    assert!(
-        v["rows"][0]["job_notes"][0]
-            .as_str()
-            .unwrap()
-            .contains("sequences at once")
-    );
+    // Every row states its layout: copies of the model and the batch their memory holds.
+    for r in v["rows"].as_array().unwrap() {
+        let l = &r["timing"]["layout"];
+        let (t, n) = (
+            l["gpus_per_copy"].as_u64().unwrap(),
+            l["copies"].as_u64().unwrap(),
+        );
+        assert_eq!(t * n, r["gpu_count"].as_u64().unwrap(), "{l}");
+        assert!(l["batch"].as_f64().unwrap() >= 1.0, "{l}");
+    }
     // FP16 weights are twice FP8's: slower decode, never cheaper on the same node.
     let f16 = json(&[
         "rank",
@@ -216,13 +219,11 @@ fn the_collectives_of_data_parallel_training_cost_what_outlasts_the_compute() {
             .clone()
     };
     let (fast, slow) = (row("fast"), row("slow"));
-    let note = |r: &Value| r["job_notes"][0].as_str().unwrap().to_string();
-    assert!(note(&fast).contains("hidden behind"), "{}", note(&fast));
-    assert!(
-        note(&slow).contains("beyond the compute"),
-        "{}",
-        note(&slow)
-    );
+    let comm = |r: &Value| r["timing"]["comm"].clone();
+    let exposed = |r: &Value| comm(r)["exposed"].as_f64().unwrap();
+    assert_eq!(comm(&fast)["kind"], "counted", "{}", comm(&fast));
+    assert_eq!(exposed(&fast), 0.0, "{}", comm(&fast));
+    assert!(exposed(&slow) > 0.0, "{}", comm(&slow));
     let (f, s) = (
         fast["hours_per_job"].as_f64().unwrap(),
         slow["hours_per_job"].as_f64().unwrap(),
@@ -237,5 +238,5 @@ fn the_collectives_of_data_parallel_training_cost_what_outlasts_the_compute() {
         .iter()
         .find(|r| r["instance_type"] == "gpu_8x_v100")
         .expect("LoRA of 8B fits 8 x 16 GB");
-    assert!(note(v100).contains("not counted"), "{v100}");
+    assert_eq!(comm(v100)["kind"], "no_link", "{v100}");
 }

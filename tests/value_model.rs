@@ -5,6 +5,7 @@
 use gpuvalue::calibration::{CalibrationFile, TOLERANCE};
 use gpuvalue::catalog::{Catalog, Severity};
 use gpuvalue::rank::{RankOptions, RankReport, Source, rank};
+use gpuvalue::report::rank::derivation;
 use gpuvalue::scenario::{Rate, ScenarioFile};
 
 fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
@@ -141,11 +142,8 @@ fn training_ranks_on_tensor_cores_and_bandwidth() {
     let f = &a100.figures[0];
     assert_eq!(f.figure, Rate::MatmulF16Matrix);
     assert_eq!(f.source, Source::Estimated);
-    assert!(
-        f.short.contains("312 TFLOPS x 0.57 calibrated"),
-        "{}",
-        f.short
-    );
+    let short = derivation(f);
+    assert!(short.contains("312 TFLOPS x 0.57 calibrated"), "{short}");
     assert!(r.efficiencies.iter().any(|e| e.origin == "calibrated"));
 }
 
@@ -174,16 +172,16 @@ fn inference_leaves_out_gpus_without_room_for_the_kv_cache() {
 fn hpc_uses_fp64_matrix_engines_and_the_vendor_factor() {
     let r = ranked("hpc");
     let row = |gpu: &str| r.rows.iter().find(|x| x.gpu == gpu).unwrap();
-    let h100 = &row("h100-sxm").figures[0];
-    assert!(h100.short.contains("67 TFLOPS x 0.76"), "{}", h100.short);
-    let mi = &row("mi300x").figures[0];
-    assert!(mi.short.contains("163.4 TFLOPS x 0.35"), "{}", mi.short);
+    let h100 = derivation(&row("h100-sxm").figures[0]);
+    assert!(h100.contains("67 TFLOPS x 0.76"), "{h100}");
+    let mi = derivation(&row("mi300x").figures[0]);
+    assert!(mi.contains("163.4 TFLOPS x 0.35"), "{mi}");
     // A GPU without FP64 matrix engines falls back to its vector units, and says so.
     let l4 = &row("l4").figures[0];
     assert!(
-        l4.short.starts_with("FP64 vector: 0.47 TFLOPS"),
+        derivation(l4).starts_with("FP64 vector: 0.47 TFLOPS"),
         "{}",
-        l4.short
+        derivation(l4)
     );
     assert!(l4.basis.contains("peak derived"), "{}", l4.basis);
 }
@@ -193,14 +191,11 @@ fn int8_inference_is_ranked_on_int8_engines() {
     let r = ranked("int8_inference");
     assert!(!r.rows.is_empty());
     let h100 = r.rows.iter().find(|x| x.gpu == "h100-sxm").unwrap();
-    assert!(h100.figures[0].short.contains("1978.9 TOPS x 0.42"));
+    assert!(derivation(&h100.figures[0]).contains("1978.9 TOPS x 0.42"));
     // A V100 has no INT8 engine: its work falls back to the FP16 tensor cores.
     if let Some(v) = r.rows.iter().find(|x| x.gpu.starts_with("v100")) {
-        assert!(
-            v.figures[0].short.starts_with("FP16 matrix engines"),
-            "{}",
-            v.figures[0].short
-        );
+        let short = derivation(&v.figures[0]);
+        assert!(short.starts_with("FP16 matrix engines"), "{short}");
     }
 }
 

@@ -3,7 +3,8 @@
 use super::fmt::{csv_cell, md, sig, thousands};
 use crate::catalog::Tier;
 use crate::catalog::spot::SpotRisk;
-use crate::rank::{RankReport, Source};
+use crate::rank::{Derivation, FigureUse, RankReport, Source};
+use crate::scenario::{Comm, Timing};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
@@ -152,7 +153,7 @@ pub fn table(r: &RankReport, view: View) -> String {
             figures: x
                 .figures
                 .iter()
-                .map(|f| format!("{}\n  {}", figure_value(f), f.short))
+                .map(|f| format!("{}\n  {}", figure_value(f), derivation(f)))
                 .chain(job_notes(x))
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -212,12 +213,96 @@ pub fn table(r: &RankReport, view: View) -> String {
     out
 }
 
-/// How the job runs on the row's instance: its own notes, then its spot risk.
+/// How a figure's value was found, in a few words ("312 TFLOPS x 0.55 calibrated").
+pub fn derivation(f: &FigureUse) -> String {
+    match f.derivation {
+        Derivation::Measured => "measured".into(),
+        Derivation::StandsIn { used } => format!("measured {} stands in", used.label()),
+        Derivation::Datasheet {
+            used,
+            peak,
+            factor,
+            origin,
+        } => format!(
+            "{}{} x {factor:.2} {}",
+            if used == f.figure {
+                String::new()
+            } else {
+                format!("{}: ", used.label())
+            },
+            used.peak_text(peak),
+            origin.name()
+        ),
+        Derivation::HardwareMedian => "estimated".into(),
+        Derivation::Assumed => "assumed".into(),
+    }
+}
+
+/// How the job runs on the row's instance (serving's copies and batch, the collectives),
+/// then its spot risk.
 fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
-    x.job_notes
+    x.timing
         .iter()
-        .cloned()
+        .flat_map(timing_notes)
         .chain(x.spot.as_ref().map(spot_note))
+}
+
+/// A timing in words: the layout of a served model, then its communication.
+pub fn timing_notes(t: &Timing) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(l) = &t.layout {
+        v.push(if l.copies == 1 && l.gpus_per_copy == 1 {
+            format!(
+                "decodes {:.0} sequences at once ({:.0} GB of KV cache)",
+                l.batch, l.kv_gb
+            )
+        } else {
+            format!(
+                "{} cop{} of the model over {} GPU{} each, {:.0} sequences at once ({:.0} GB of KV cache each)",
+                l.copies,
+                if l.copies == 1 { "y" } else { "ies" },
+                l.gpus_per_copy,
+                if l.gpus_per_copy == 1 { "" } else { "s" },
+                l.batch,
+                l.kv_gb
+            )
+        });
+    }
+    match &t.comm {
+        Comm::None => {}
+        Comm::NoLink => v.push(
+            "communication not counted: the catalog states no GPU interconnect for this instance"
+                .into(),
+        ),
+        Comm::Counted {
+            what,
+            link,
+            bus_gbps,
+            seconds,
+            exposed,
+            ..
+        } => v.push(format!(
+            "{what} {} over {link} ({bus_gbps} GB/s bus), {}",
+            duration(*seconds),
+            if *exposed > 0.0 {
+                format!("{} beyond the compute", duration(*exposed))
+            } else {
+                format!("hidden behind {} of compute", duration(t.compute))
+            }
+        )),
+    }
+    v
+}
+
+/// A duration for a row's notes: seconds, minutes or hours.
+fn duration(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.1} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// A spot row's risk in a few words: its band a month, "24 h max", or "not published".
@@ -428,7 +513,7 @@ fn currency_warnings(r: &RankReport) -> Vec<String> {
 pub fn figures_used(r: &crate::rank::RankRow) -> String {
     r.figures
         .iter()
-        .map(|f| format!("{} ({})", figure_value(f), f.short))
+        .map(|f| format!("{} ({})", figure_value(f), derivation(f)))
         .chain(job_notes(r))
         .collect::<Vec<_>>()
         .join("; ")
@@ -574,7 +659,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
                     f.value,
                     f.unit,
                     basis(f.source),
-                    f.short
+                    derivation(f)
                 )
             })
             .collect();
