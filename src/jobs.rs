@@ -544,16 +544,7 @@ mod tests {
 
     #[test]
     fn a_70b_model_in_fp8_decodes_with_the_batch_its_memory_holds() {
-        let s = Serve {
-            model: preset("70b").unwrap(),
-            precision: Precision::Fp8,
-            requests: 1e5,
-            prompt_tokens: 1000.0,
-            output_tokens: 200.0,
-            concurrency: MAX_BATCH,
-        }
-        .scenario()
-        .unwrap();
+        let s = serve_70b_fp8();
         let d = s.decode.as_ref().unwrap();
         assert!((d.weight_gb - 70.6).abs() < 0.1);
         // KV: 2 x 80 layers x 8 heads x 128 x 1 byte = 0.164 MB per token.

@@ -699,6 +699,34 @@ fn in_range(x: f64, lo: f64, hi: f64, at: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The checks of a scenario's collectives, if it states any.
+fn check_collectives(s: &Scenario, at: &str) -> Result<()> {
+    let Some(c) = &s.collectives else {
+        return Ok(());
+    };
+    let c_at = format!("{at}.collectives");
+    in_range(
+        c.bytes_per_step,
+        0.0,
+        MAX_WORK,
+        &format!("{c_at}.bytes_per_step"),
+        "a number of bytes",
+    )?;
+    in_range(
+        c.steps,
+        0.0,
+        MAX_WORK,
+        &format!("{c_at}.steps"),
+        "a number of steps",
+    )?;
+    if c.parallelism == Parallelism::Tensor && s.decode.is_none() {
+        bail!(
+            "{c_at}.parallelism: \"tensor\" runs within the copies of a served model and needs \"decode\"; expected \"data\" for a job without one"
+        );
+    }
+    Ok(())
+}
+
 /// The checks of one scenario's numbers; `at` names it in the file.
 fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
     if s.terms.is_empty() {
@@ -793,28 +821,7 @@ fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
             "a share",
         )?;
     }
-    if let Some(c) = &s.collectives {
-        let c_at = format!("{at}.collectives");
-        in_range(
-            c.bytes_per_step,
-            0.0,
-            MAX_WORK,
-            &format!("{c_at}.bytes_per_step"),
-            "a number of bytes",
-        )?;
-        in_range(
-            c.steps,
-            0.0,
-            MAX_WORK,
-            &format!("{c_at}.steps"),
-            "a number of steps",
-        )?;
-        if c.parallelism == Parallelism::Tensor && s.decode.is_none() {
-            bail!(
-                "{c_at}.parallelism: \"tensor\" runs within the copies of a served model and needs \"decode\"; expected \"data\" for a job without one"
-            );
-        }
-    }
+    check_collectives(s, at)?;
     if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
         && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
     {

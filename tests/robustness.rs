@@ -448,9 +448,11 @@ fn concurrent_runs_never_share_a_file_and_each_notes_the_other() {
         "{}",
         stderr(&same)
     );
-    // A second run on another file goes ahead, and both record the overlap.
+    // A second run on another file goes ahead, and both record the overlap. It runs long
+    // enough (two probes) for the first run's watcher, which looks every 500 ms, to see it
+    // even on a loaded machine: a lone latency probe was once over between two looks.
     let b_path = dir.path().join("b.json");
-    let b = bench(&b_path, "latency").output().unwrap();
+    let b = bench(&b_path, "stream,latency").output().unwrap();
     assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
     let a_exit = wait_with_limit(&mut a, Duration::from_secs(180));
     assert_eq!(a_exit.code(), Some(0));
