@@ -394,6 +394,7 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
             prompt_tokens: j.prompt_tokens,
             output_tokens: j.output_tokens,
             concurrency: j.concurrency,
+            rate: j.request_rate.or(j.token_rate.map(|t| t / j.output_tokens)),
         }
         .scenario()?,
     }))

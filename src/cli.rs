@@ -405,6 +405,14 @@ pub struct JobArgs {
     /// llm-serve: requests served.
     #[arg(long, default_value_t = 1e6, value_name = "N")]
     pub requests: f64,
+    /// llm-serve: a steady rate instead of --requests, in requests per second: the job is
+    /// an hour of that traffic, and each row counts the whole instances that keep up.
+    #[arg(long, value_name = "PER_S", conflicts_with_all = ["requests", "token_rate"])]
+    pub request_rate: Option<f64>,
+    /// llm-serve: the same as a rate of output tokens per second (--request-rate times
+    /// --output-tokens).
+    #[arg(long, value_name = "PER_S", conflicts_with = "requests")]
+    pub token_rate: Option<f64>,
     /// llm-serve: prompt tokens per request.
     #[arg(long, default_value_t = 1000.0, value_name = "N")]
     pub prompt_tokens: f64,

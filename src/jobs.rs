@@ -213,6 +213,7 @@ impl JobSpec {
                 prompt_tokens: *prompt_tokens,
                 output_tokens: *output_tokens,
                 concurrency: concurrency.unwrap_or(MAX_BATCH),
+                rate: None,
             }
             .scenario(),
             JobSpec::LlmFinetune {
@@ -263,6 +264,9 @@ pub struct Serve {
     /// Most requests in flight per copy of the model: the server's batch limit, lowered
     /// for a latency bound (fewer sequences a step, each step sooner).
     pub concurrency: f64,
+    /// A steady request rate (per second) instead of a number of requests: the job is an
+    /// hour of that traffic, served by as many instances as keep up with it.
+    pub rate: Option<f64>,
 }
 
 /// A server's default batch limit: vLLM's `max_num_seqs`.
@@ -383,6 +387,7 @@ impl Finetune {
                     amount: self.tokens,
                     unit: "tokens".into(),
                 }),
+                steady_hours: None,
             }),
             terms: vec![Term {
                 figure: engines,
@@ -425,12 +430,16 @@ impl Serve {
         let m = &self.model;
         check(m.params, 1e6, 1e13, "--model-params")?;
         check(self.requests, 1.0, 1e13, "--requests")?;
+        if let Some(r) = self.rate {
+            check(r, 1e-3, 1e7, "--request-rate")?;
+        }
+        let requests = self.rate.map_or(self.requests, |r| r * 3600.0);
         check(self.prompt_tokens, 1.0, 1e7, "--prompt-tokens")?;
         check(self.output_tokens, 1.0, 1e7, "--output-tokens")?;
         check(self.concurrency, 1.0, 1e5, "--concurrency")?;
         let p = self.precision;
-        let prefill = 2.0 * m.params * self.prompt_tokens * self.requests;
-        let decode_flop = 2.0 * m.params * self.output_tokens * self.requests;
+        let prefill = 2.0 * m.params * self.prompt_tokens * requests;
+        let decode_flop = 2.0 * m.params * self.output_tokens * requests;
         let kv_mb = 2.0 * m.layers * m.kv_heads * m.head_dim * p.kv_bytes() / 1e6;
         let weights = gb(p.weight_bytes() * m.params);
         // Tensor parallel: 2 all-reduces a layer of the token's hidden state in 16 bits;
@@ -452,18 +461,27 @@ impl Serve {
             }],
             min_vcpus_per_gpu: None,
             job: Some(Job {
-                name: format!(
-                    "{:.3e} requests of {} prompt and {} output tokens",
-                    self.requests, self.prompt_tokens, self.output_tokens
-                ),
+                name: match self.rate {
+                    Some(r) => format!(
+                        "an hour of {r} requests/s ({} output tokens/s) of {} prompt and {} output tokens",
+                        r * self.output_tokens,
+                        self.prompt_tokens,
+                        self.output_tokens
+                    ),
+                    None => format!(
+                        "{:.3e} requests of {} prompt and {} output tokens",
+                        self.requests, self.prompt_tokens, self.output_tokens
+                    ),
+                },
                 assumption: format!(
                     "prefill {prefill:.3e} FLOP and decode {decode_flop:.3e} FLOP (2 x params per token) on the {} engines; decode reads the {weights:.1} GB of weights once per step for the batch and {kv_mb:.3} MB of KV cache per token of context; a copy of the model over several GPUs all-reduces {ar_mb:.3} MB a token (2 a layer of the 16-bit hidden state), overlapped with the compute",
                     p.name()
                 ),
                 output: Some(crate::scenario::Output {
-                    amount: self.requests * self.output_tokens,
+                    amount: requests * self.output_tokens,
                     unit: "output tokens".into(),
                 }),
+                steady_hours: self.rate.map(|_| 1.0),
             }),
             terms: vec![
                 Term {
@@ -482,12 +500,12 @@ impl Serve {
             sharded_memory: Vec::new(),
             collectives: Some(Collectives {
                 bytes_per_step: 2.0 * ar_bytes,
-                steps: self.requests * (self.prompt_tokens + self.output_tokens),
+                steps: requests * (self.prompt_tokens + self.output_tokens),
                 what: "tensor-parallel all-reduces".into(),
                 parallelism: Parallelism::Tensor,
             }),
             decode: Some(Decode {
-                tokens: self.requests * self.output_tokens,
+                tokens: requests * self.output_tokens,
                 weight_gb: weights,
                 kv_mb_per_token: kv_mb,
                 context_tokens: self.prompt_tokens + self.output_tokens,
@@ -565,6 +583,7 @@ mod tests {
             prompt_tokens: 1000.0,
             output_tokens: 200.0,
             concurrency: MAX_BATCH,
+            rate: None,
         }
         .scenario()
         .unwrap()
@@ -622,6 +641,7 @@ mod tests {
             prompt_tokens: 200.0,
             output_tokens: 50.0,
             concurrency: 20.0,
+            rate: None,
         };
         let small = serve.scenario().unwrap();
         let t = small.timing(1, 80.0, None, rates).unwrap();

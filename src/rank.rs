@@ -161,6 +161,10 @@ pub struct RankRow {
     pub budget_jobs: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// A job at a steady rate: the instances that keep up with it and how busy they are;
+    /// `price_per_hour` is one instance's, `cost_per_job` all of theirs for the job's hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
     /// How the job runs on this instance: serving's copies of the model and their batch,
     /// the collectives and how much of them the compute hides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,6 +173,14 @@ pub struct RankRow {
     /// `cost_per_job` are then the expected ones, with the work lost and redone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot: Option<SpotRisk>,
+}
+
+/// How many instances serve a steady rate, and the share of their time it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    pub instances: u32,
+    /// One instance's time for the job over the instances' time (0 < load <= 1).
+    pub load: f64,
 }
 
 impl RankRow {
@@ -845,17 +857,51 @@ impl Costing<'_> {
         if let Some(r) = &risk {
             hours = r.expected_hours;
         }
-        let cost = per_hour * hours;
+        // A steady rate: the job lasts its hours on every instance, on as many as keep up.
+        let steady = match self.steady(hours) {
+            Ok(s) => s,
+            Err(why) => return Ok(Some(Err(why))),
+        };
+        let (hours, fleet_per_hour) = match steady {
+            Some((s, h)) => (h, per_hour * f64::from(s.instances)),
+            None => (hours, per_hour),
+        };
+        let cost = fleet_per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
             return Ok(Some(Err(format!(
                 "cost per job works out to {cost} (price {per_hour}/h, {hours} h per job): not a finite positive amount"
             ))));
         }
-        let mut row = self.ranked(i, inst, gpu, uses, per_hour, hours);
+        let mut row = self.ranked(i, inst, gpu, uses, fleet_per_hour, hours);
+        row.price_per_hour = per_hour;
+        row.steady = steady.map(|(s, _)| s);
         row.timing = Some(timing);
         row.spot = risk;
         Ok(Some(Ok((row, factors))))
+    }
+
+    /// For a job at a steady rate (its `steady_hours`), the instances that keep up when one
+    /// takes `hours` for the whole job, with the job's hours; None for a job of fixed size.
+    fn steady(&self, hours: f64) -> Result<Option<(Steady, f64)>, String> {
+        let Some(h) = self.scenario.job.as_ref().and_then(|j| j.steady_hours) else {
+            return Ok(None);
+        };
+        let need = hours / h;
+        // Whole instances; a hair over a whole number is rounding, not another instance.
+        let n = (need * (1.0 - 1e-9)).ceil().max(1.0);
+        if !(n.is_finite() && n <= 1e6) {
+            return Err(format!(
+                "{need:.3e} instances would be needed to keep up with the rate (more than a million)"
+            ));
+        }
+        Ok(Some((
+            Steady {
+                instances: n as u32,
+                load: need / n,
+            },
+            h,
+        )))
     }
 
     /// Why the instance's host cannot feed its GPUs (the scenario's vCPUs per GPU), if so.
@@ -966,6 +1012,7 @@ impl Costing<'_> {
             budget_hours: budget.map(|b| b / per_hour),
             budget_jobs: budget.map(|b| b / per_hour / hours),
             warnings,
+            steady: None,
             timing: None,
             spot: None,
         }

@@ -267,6 +267,11 @@ pub struct Job {
     /// What one job produces, so a time per job reads as a throughput (images/s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Output>,
+    /// The work arrives at a steady rate over this many hours (serving a stated
+    /// throughput): the job lasts that long whatever the instance, which needs company
+    /// where it cannot keep up, and each row costs its whole instances for the whole time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_hours: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -822,6 +827,15 @@ fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
         )?;
     }
     check_collectives(s, at)?;
+    if let Some(h) = s.job.as_ref().and_then(|j| j.steady_hours) {
+        in_range(
+            h,
+            1e-3,
+            1e6,
+            &format!("{at}.job.steady_hours"),
+            "a number of hours",
+        )?;
+    }
     if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
         && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
     {

@@ -240,3 +240,90 @@ fn the_collectives_of_data_parallel_training_cost_what_outlasts_the_compute() {
         .expect("LoRA of 8B fits 8 x 16 GB");
     assert_eq!(comm(v100)["kind"], "no_link", "{v100}");
 }
+
+#[test]
+fn a_stated_throughput_is_served_by_the_whole_instances_that_keep_up() {
+    let base = [
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp8",
+        "--output-tokens",
+        "200",
+    ];
+    let at = |rate: &str| {
+        let mut a = base.to_vec();
+        a.extend(["--request-rate", rate]);
+        json(&a)
+    };
+    let (slow, fast) = (at("2"), at("50"));
+    // The same traffic as a fixed number of requests: one instance's hours for it.
+    let mut fixed = base.to_vec();
+    fixed.extend(["--requests", "180000"]);
+    let fixed = json(&fixed);
+    let one = |t: &str| {
+        fixed["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == t)
+            .unwrap()["hours_per_job"]
+            .as_f64()
+            .unwrap()
+    };
+    for r in fast["rows"].as_array().unwrap() {
+        let t = r["instance_type"].as_str().unwrap();
+        let n = r["steady"]["instances"].as_f64().unwrap();
+        let load = r["steady"]["load"].as_f64().unwrap();
+        // An hour of 50 requests/s is 180,000 requests: as many instances as that takes
+        // hours on one, each busy for its share.
+        assert_eq!(n, (one(t) * (1.0 - 1e-9)).ceil().max(1.0), "{t}");
+        assert!((load * n - one(t)).abs() < 1e-6 * n, "{t}: {load} x {n}");
+        assert_eq!(r["hours_per_job"], 1.0);
+        let price = r["price_per_hour"].as_f64().unwrap();
+        let cost = r["cost_per_job"].as_f64().unwrap();
+        assert!(
+            (cost - price * n).abs() < 1e-9 * cost,
+            "{t}: {cost} vs {price} x {n}"
+        );
+    }
+    // Light traffic needs one instance wherever the model fits, mostly idle: the cheapest
+    // instance per hour that holds the model wins, not the fastest per request.
+    for r in slow["rows"].as_array().unwrap() {
+        assert_eq!(r["steady"]["instances"], 1, "{r}");
+    }
+    let cheapest = slow["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["price_per_hour"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(
+        slow["rows"][0]["price_per_hour"].as_f64().unwrap(),
+        cheapest
+    );
+    // A rate of output tokens is the request rate times the output tokens.
+    let mut tok = base.to_vec();
+    tok.extend(["--token-rate", "10000"]);
+    let tok = json(&tok);
+    assert_eq!(
+        tok["rows"][0]["cost_per_job"],
+        fast["rows"][0]["cost_per_job"]
+    );
+    // One size only: a rate and a number of requests are refused together.
+    let mut both = base.to_vec();
+    both.extend(["--request-rate", "2", "--requests", "10"]);
+    let o = gpuvalue(&both);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--requests"));
+    // The table says how many instances each row takes and what the cost covers.
+    let mut table = base.to_vec();
+    table.extend(["--request-rate", "50"]);
+    let o = gpuvalue(&table);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("instances") && out.contains("% busy"), "{out}");
+    assert!(out.contains("Steady rate:"), "{out}");
+}

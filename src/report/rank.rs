@@ -187,6 +187,9 @@ pub fn table(r: &RankReport, view: View) -> String {
     if let Some(c) = spot_column(shown) {
         t.with(tabled::settings::Concat::horizontal(c));
     }
+    if let Some(c) = steady_column(shown) {
+        t.with(tabled::settings::Concat::horizontal(c));
+    }
     if let Some(b) = budget_column(shown) {
         t.with(tabled::settings::Concat::horizontal(b));
     }
@@ -245,6 +248,15 @@ fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
         .iter()
         .flat_map(timing_notes)
         .chain(x.spot.as_ref().map(spot_note))
+        .chain(x.steady.as_ref().map(|s| {
+            format!(
+                "{} instance{} keep{} up with the rate, {:.0}% busy",
+                s.instances,
+                if s.instances == 1 { "" } else { "s" },
+                if s.instances == 1 { "s" } else { "" },
+                s.load * 100.0
+            )
+        }))
 }
 
 /// A timing in words: the layout of a served model, then its communication.
@@ -358,6 +370,19 @@ fn spot_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
     )
 }
 
+/// The instances column when the job is a steady rate: how many keep up, how busy.
+fn steady_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+    extra_column(
+        "instances",
+        shown.iter().map(|x| x.steady.as_ref().map(steady_cell)),
+    )
+}
+
+/// "3 (78% busy)": the instances a steady rate takes and the share of their time it uses.
+pub fn steady_cell(s: &crate::rank::Steady) -> String {
+    format!("{} ({:.0}% busy)", s.instances, s.load * 100.0)
+}
+
 /// The budget column ("budget buys") when a budget was given.
 fn budget_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
     extra_column("budget buys", shown.iter().map(budget_cell))
@@ -405,6 +430,12 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             ""
         }
     ));
+    if let Some(h) = r.scenario.job.as_ref().and_then(|j| j.steady_hours) {
+        v.push(format!(
+            "Steady rate: the traffic of {} h keeps each row's instances busy for all of it; a row pays for the whole instances that keep up (\"instances\", with the share of their time the traffic takes), the job's cost is all of them for {} h.",
+            h, h
+        ));
+    }
     v.push(format!(
         "Ties: costs within {:.0}% of each other share a place (\"2=\"): the model's largest miss on a published point.",
         (r.uncertainty - 1.0) * 100.0
@@ -435,7 +466,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
     if let Some(b) = r
         .rows
         .first()
-        .and_then(|x| x.budget_hours.map(|h| h * x.price_per_hour))
+        .and_then(|x| x.budget_jobs.map(|j| j * x.cost_per_job))
     {
         v.push(format!(
             "Budget: {} {} (\"budget buys\": whole jobs it pays for, and the hours it rents).",
@@ -647,6 +678,8 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "spot_interruption_band",
         "spot_bare_hours_per_job",
         "spot_expected_interruptions",
+        "steady_instances",
+        "steady_load",
     ])?;
     for x in &r.rows {
         let figs: Vec<String> = x
@@ -698,6 +731,12 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             x.spot
                 .as_ref()
                 .map_or(String::new(), |k| k.expected_interruptions.to_string()),
+            x.steady
+                .as_ref()
+                .map_or(String::new(), |s| s.instances.to_string()),
+            x.steady
+                .as_ref()
+                .map_or(String::new(), |s| s.load.to_string()),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
