@@ -5,7 +5,9 @@
 //! ```text
 //! schema_version      1 | 2
 //! scenarios[]         { id, description,
-//!                       job?: { name, assumption, output?: { amount, unit } },
+//!                       job?: { name, assumption, output?: { amount, unit },
+//!                               steady_hours? },  work arriving at a steady rate
+//!                                  over that many hours (rows pay whole instances)
 //!                       memory_floor?: [ { what, gb } ],   per-GPU memory the job needs
 //!                       sharded_memory?: [ { what, gb } ], memory split over an instance's
 //!                                                          GPUs (sharded weights, optimizer)
