@@ -32,8 +32,8 @@
 //!   16 bits whatever the weights' precision, for prompt and output tokens alike, over the
 //!   instance's interconnect at the bus bandwidth nccl-tests reports; overlapped with the
 //!   compute (a second micro-batch, fused all-reduce kernels), only what outlasts it adds
-//!   time. The MLPerf 8-GPU points are reproduced within 0.8-0.9x that way; counted in
-//!   full, without overlap, they would fall to about half (docs/ranking-model.md).
+//!   time (docs/ranking-model.md: the MLPerf 8-GPU points, at 0.78-0.90x, run as copies
+//!   over 1 or 2 GPUs, where the all-reduces are small either way).
 
 use crate::scenario::{Collectives, Decode, Job, MemoryNeed, Parallelism, Rate, Scenario, Term};
 

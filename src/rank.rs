@@ -501,15 +501,7 @@ fn measured_figures(
             .and_then(|g| g.memory_per_adapter_gb())
             .unwrap_or(f64::INFINITY);
         let hours = complete
-            .then(|| {
-                scenario
-                    .timing(1, mem, None, |f| {
-                        uses.iter()
-                            .find(|u| u.figure == f)
-                            .map_or(f64::NAN, |u| u.value)
-                    })
-                    .ok()
-            })
+            .then(|| scenario.timing(1, mem, None, value_in(&uses)).ok())
             .flatten()
             .map(|t| t.seconds / 3600.0);
         machines.push(Machine {
@@ -534,6 +526,15 @@ fn measured_figures(
         })
         .collect();
     (measured, machines)
+}
+
+/// Each figure's value in `uses` (NaN for one it lacks: no term asks for it).
+fn value_in(uses: &[FigureUse]) -> impl Fn(Rate) -> f64 + '_ {
+    |f| {
+        uses.iter()
+            .find(|u| u.figure == f)
+            .map_or(f64::NAN, |u| u.value)
+    }
 }
 
 /// The embedded calibration, parsed once.
@@ -942,11 +943,7 @@ impl Costing<'_> {
             .as_ref()
             .map(|l| (l.kind.as_str(), l.bus_gbps));
         self.scenario
-            .timing(adapters, mem, link, |f| {
-                uses.iter()
-                    .find(|u| u.figure == f)
-                    .map_or(f64::NAN, |u| u.value)
-            })
+            .timing(adapters, mem, link, value_in(uses))
             .map_err(|why| why.to_string())
     }
 

@@ -403,7 +403,6 @@ pub enum Comm {
     /// Counted over the link: `seconds` of it, `exposed` of them beyond the compute.
     Counted {
         what: String,
-        parallelism: Parallelism,
         link: String,
         bus_gbps: f64,
         seconds: f64,
@@ -601,7 +600,6 @@ impl Scenario {
         let seconds = c.seconds(f64::from(over), bus) / share;
         Comm::Counted {
             what: c.what.clone(),
-            parallelism: c.parallelism,
             link: name.to_string(),
             bus_gbps: bus,
             seconds,

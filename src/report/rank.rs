@@ -8,14 +8,17 @@ use crate::scenario::{Comm, Timing};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
-/// A duration to three significant figures: minutes below an hour, days from 48 hours.
+/// A duration to three significant figures: seconds below a minute, minutes below an
+/// hour, days from 48 hours.
 pub fn hours(h: f64) -> String {
     if h >= 48.0 {
         format!("{} d", sig(h / 24.0))
     } else if h >= 1.0 {
         format!("{} h", sig(h))
-    } else {
+    } else if h >= 1.0 / 60.0 {
         format!("{} min", sig(h * 60.0))
+    } else {
+        format!("{} s", sig(h * 3600.0))
     }
 }
 
@@ -270,13 +273,17 @@ pub fn timing_notes(t: &Timing) -> Vec<String> {
             )
         } else {
             format!(
-                "{} cop{} of the model over {} GPU{} each, {:.0} sequences at once ({:.0} GB of KV cache each)",
-                l.copies,
-                if l.copies == 1 { "y" } else { "ies" },
+                "{} of the model over {} GPU{}{each}, {:.0} sequences at once ({:.0} GB of KV cache{each})",
+                if l.copies == 1 {
+                    "1 copy".to_string()
+                } else {
+                    format!("{} copies", l.copies)
+                },
                 l.gpus_per_copy,
                 if l.gpus_per_copy == 1 { "" } else { "s" },
                 l.batch,
-                l.kv_gb
+                l.kv_gb,
+                each = if l.copies == 1 { "" } else { " each" },
             )
         });
     }
@@ -295,26 +302,15 @@ pub fn timing_notes(t: &Timing) -> Vec<String> {
             ..
         } => v.push(format!(
             "{what} {} over {link} ({bus_gbps} GB/s bus), {}",
-            duration(*seconds),
+            hours(*seconds / 3600.0),
             if *exposed > 0.0 {
-                format!("{} beyond the compute", duration(*exposed))
+                format!("{} beyond the compute", hours(*exposed / 3600.0))
             } else {
-                format!("hidden behind {} of compute", duration(t.compute))
+                format!("hidden behind {} of compute", hours(t.compute / 3600.0))
             }
         )),
     }
     v
-}
-
-/// A duration for a row's notes: seconds, minutes or hours.
-fn duration(s: f64) -> String {
-    if s < 120.0 {
-        format!("{s:.1} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 /// A spot row's risk in a few words: its band a month, "24 h max", or "not published".
