@@ -99,6 +99,12 @@ fn count_in_name(name: &str) -> Option<u32> {
 /// Prefixes the CSV import gives GPU ids it cannot resolve: the accelerator name as written.
 pub const AMBIGUOUS_GPU: &str = "ambiguous:";
 pub const UNKNOWN_GPU: &str = "unknown:";
+/// A GPU the feeds rent that has no spec entry yet.
+pub const UNSPECIFIED_GPU: &str = "unspecified:";
+/// An accelerator that is not a GPU (TPU, Inferentia, Trainium, Gaudi).
+pub const NOT_GPU: &str = "not-gpu:";
+/// A known name whose stated memory fits none of its variants (a lookalike).
+pub const MISMATCH_GPU: &str = "mismatch:";
 
 /// Why a row's GPU id is not in the catalog, in words: an accelerator name that could be
 /// several GPUs, one that is no GPU the catalog knows, or a JSON row's unknown id.
@@ -107,6 +113,16 @@ fn unknown_gpu_message(id: &str) -> String {
     if let Some(name) = id.strip_prefix(AMBIGUOUS_GPU) {
         format!(
             "accelerator {name:?} is ambiguous (which memory size or form factor?) and the instance family does not tell: {fix}"
+        )
+    } else if let Some(name) = id.strip_prefix(UNSPECIFIED_GPU) {
+        format!(
+            "accelerator {name:?} has no datasheet entry in this gpuvalue yet: the row is counted, not ranked"
+        )
+    } else if let Some(name) = id.strip_prefix(NOT_GPU) {
+        format!("accelerator {name:?} is not a GPU: the row is counted, not ranked")
+    } else if let Some(name) = id.strip_prefix(MISMATCH_GPU) {
+        format!(
+            "accelerator {name:?}: its stated memory fits no GPU of that name (see the row's notes): another GPU under a lookalike name; the row is not ranked"
         )
     } else if let Some(name) = id.strip_prefix(UNKNOWN_GPU) {
         format!(
@@ -291,6 +307,15 @@ impl Catalog {
         self.check_instances(&main, &mut out);
         // Outliers: the same instance type's price in other regions.
         self.check_outliers(&main, &mut out);
+        // The market band: the same GPU's per-GPU hour across providers.
+        for (i, m, sev, msg) in super::market::outside_band(self) {
+            let file = self
+                .origins
+                .get(i)
+                .map_or(main.as_str(), |o| o.file.as_str());
+            let path = format!("instances[{i}].prices.{}.amount", m.name());
+            out.push(sev, file, path, self.instances[i].key(), msg);
+        }
         let checked = out.0.into_iter().map(|f| self.in_own_file(f));
         self.load_findings.iter().cloned().chain(checked).collect()
     }

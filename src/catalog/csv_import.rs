@@ -19,31 +19,14 @@
 //! A name that stays ambiguous (`A100-80GB`: SXM or PCIe?) or unknown is an error: the row is
 //! never ranked until a `--catalog-add` JSON row says which GPU it is.
 
+use crate::catalog::names::{self, Resolved, StatedMemory};
 use crate::catalog::{
-    AMBIGUOUS_GPU, Catalog, Confidence, Finding, Instance, Origin, PLACEHOLDER_AMOUNTS, Price,
-    PricingModel, Severity, UNKNOWN_GPU,
+    AMBIGUOUS_GPU, Catalog, Confidence, Finding, GpuSpec, Instance, MISMATCH_GPU, NOT_GPU, Origin,
+    PLACEHOLDER_AMOUNTS, Price, PricingModel, Severity, UNKNOWN_GPU, UNSPECIFIED_GPU,
 };
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-
-/// SkyPilot accelerator names that identify one catalog GPU whatever the instance.
-const GPU_NAMES: &[(&str, &str)] = &[
-    ("T4", "t4"),
-    ("A10G", "a10g"),
-    ("A10", "a10"),
-    ("A30", "a30"),
-    ("L4", "l4"),
-    ("L40S", "l40s"),
-    ("A100", "a100-40gb-sxm"),
-    ("H100", "h100-sxm"),
-    ("H200", "h200-sxm"),
-    ("MI300X", "mi300x"),
-    ("V100-32GB", "v100-sxm2-32gb"),
-];
-
-/// Names that could be several catalog GPUs: only the instance family can tell.
-const AMBIGUOUS_NAMES: &[&str] = &["A100-80GB", "V100", "H100-80GB", "A100-40GB"];
 
 /// Instance families and the GPU they carry, whatever the accelerator column says:
 /// (prefix of the lowercased type, text it must also contain, catalog GPU id). The first
@@ -109,31 +92,75 @@ const PLACEHOLDER_TEXT: &[&str] = &[
     "n/a", "na", "-", "--", "?", "tbd", "tba", "null", "none", "unknown", "x",
 ];
 
-/// The catalog GPU an instance's accelerator is: by its family, else by an unambiguous
-/// name; else `ambiguous:NAME` or `unknown:NAME`, which `check` reports.
-fn gpu_id(instance: &str, accel: &str) -> String {
+/// The catalog GPU an instance's accelerator is: by its family, else by the one name
+/// mapping (`names`), with the memory the row states read in the unit that fits; else an id
+/// `check` reports (`ambiguous:`, `unknown:`, `unspecified:`, `mismatch:` and the name).
+/// Gives the id, the memory per GPU in GB and what was read or assumed.
+fn gpu_id(
+    instance: &str,
+    r: &Row,
+    specs: &[GpuSpec],
+    prefer: Option<usize>,
+) -> (String, Option<f64>, String) {
     let ty = instance.to_lowercase();
+    let accel = r.accel.as_str();
     let family = FAMILY_GPUS
         .iter()
         .find(|(prefix, has, _)| ty.starts_with(prefix) && ty.contains(has));
     let host = HOST_GPUS
         .iter()
         .find(|(prefix, name, _)| ty.starts_with(prefix) && name.eq_ignore_ascii_case(accel));
-    let by_name = GPU_NAMES
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(accel));
-    if let Some((_, _, id)) = family.or(host) {
-        id.to_string()
-    } else if let Some((_, id)) = by_name {
-        id.to_string()
-    } else if AMBIGUOUS_NAMES
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(accel))
-    {
-        format!("{AMBIGUOUS_GPU}{accel}")
-    } else {
-        format!("{UNKNOWN_GPU}{accel}")
+    let count = r.count.unwrap_or(0.0);
+    let stated = r.gpu_mib.map(|value| StatedMemory {
+        value,
+        gpu_count: count,
+        prefer,
+    });
+    // The family tells the GPU where the name allows it (a `p3.` V100 is the SXM2 16 GB
+    // part); a name that says another GPU outright wins (Spheron's `gpu_1x_a100_SXM4` type
+    // looks like Lambda's 40 GB family but its accelerator is `A100_80G_SXM4`).
+    let cands = names::candidates(accel);
+    let family = family
+        .or(host)
+        .filter(|(_, _, id)| cands.is_empty() || cands.iter().any(|c| c == id));
+    if let Some((_, _, id)) = family {
+        let spec = specs.iter().find(|g| g.id == *id);
+        let read = stated.zip(spec).and_then(|(m, g)| names::read_memory(m, g));
+        let (mem, note) = match read {
+            Some((gb, how)) => (Some(gb), how.to_string()),
+            // As stated (MiB): `check` compares it with the GPU's and reports a misfit.
+            None => (r.gpu_mib.map(|m| m * 1_048_576.0 / 1e9), String::new()),
+        };
+        return (id.to_string(), mem, note);
     }
+    match names::resolve(accel, stated, count as u32, specs) {
+        Resolved::Gpu {
+            id,
+            memory_gb,
+            note,
+        } => (id, memory_gb, note),
+        Resolved::Ambiguous(n) => (format!("{AMBIGUOUS_GPU}{n}"), None, String::new()),
+        Resolved::NotSpecified(n) => (format!("{UNSPECIFIED_GPU}{n}"), None, String::new()),
+        Resolved::Mismatch(why) => (format!("{MISMATCH_GPU}{accel}"), None, why),
+        Resolved::NotGpu(n) => (format!("{NOT_GPU}{n}"), None, String::new()),
+        Resolved::Unknown(n) => (format!("{UNKNOWN_GPU}{n}"), None, String::new()),
+    }
+}
+
+/// The file's memory convention: the reading most of its unambiguous rows fit under.
+fn file_reading(rows: &[(Row, Vec<usize>, String)], specs: &[GpuSpec]) -> Option<usize> {
+    let votes: Vec<usize> = rows
+        .iter()
+        .filter_map(|(r, _, _)| {
+            let m = StatedMemory {
+                value: r.gpu_mib.filter(|v| *v > 0.0)?,
+                gpu_count: r.count?,
+                prefer: None,
+            };
+            names::reading_of(&r.accel, m, specs)
+        })
+        .collect();
+    names::file_reading(&votes)
 }
 
 #[derive(Debug, Clone)]
@@ -152,6 +179,8 @@ struct Row {
     zone: String,
     /// The record's fields as written, to find exact duplicates.
     text: Vec<String>,
+    /// A share of a GPU (`AcceleratorCount` 0.5): refused, with a finding.
+    fraction: bool,
 }
 
 impl Row {
@@ -252,7 +281,9 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
     let rows = drop_bad_spot(rows, &mut found);
     // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
     let complete = join_split_rows(&rows);
-    let (instances, origins) = group_instances(complete, &name, provider, as_of, &mut found);
+    let specs = Catalog::embedded().gpus;
+    let (instances, origins) =
+        group_instances(complete, &specs, &name, provider, as_of, &mut found);
     let load_findings = line_findings(found, &instances, &name, provider);
     Ok(Catalog {
         schema_version: crate::catalog::SCHEMA_VERSION,
@@ -264,6 +295,7 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
         gpu_origins: Vec::new(),
         currency_origins: BTreeMap::new(),
         load_findings,
+        prices_from: None,
     })
 }
 
@@ -324,9 +356,26 @@ fn read_rows(data: &[u8], name: &str, found: &mut LineFindings) -> Result<Vec<Ro
     let cols = columns(&headers, name)?;
     let mut rows = Vec::new();
     let mut next_line = 2;
+    // Line numbers counted from the record's byte offset (the csv crate's own count is one
+    // too low in CRLF files): the line breaks before its first character, plus one.
+    let (mut counted_to, mut breaks) = (0usize, 0usize);
     for rec in rdr.records() {
         let rec = rec.with_context(|| format!("{name}: line {next_line}: malformed CSV"))?;
-        let line = rec.position().map_or(next_line, |p| p.line() as usize);
+        let line = match rec.position() {
+            Some(p) => {
+                // After a CR the csv crate starts the next record at the LF: skip it.
+                let mut at = (p.byte() as usize).min(data.len());
+                while at < data.len() && matches!(data[at], b'\r' | b'\n') {
+                    at += 1;
+                }
+                if at >= counted_to {
+                    breaks += data[counted_to..at].iter().filter(|b| **b == b'\n').count();
+                    counted_to = at;
+                }
+                breaks + 1
+            }
+            None => next_line,
+        };
         // A stray quote swallows the line breaks up to the next quote: the record then
         // holds several lines in one field and the rows between are lost.
         if rec.iter().any(|f| f.contains(['\n', '\r'])) {
@@ -494,11 +543,11 @@ fn row(
         count: field(
             &get(Some(cols.cnt)),
             "AcceleratorCount",
-            true,
+            false,
             (0.0, 64.0),
             at,
         )?,
-        vcpu: field(&get(cols.vcpu), "vCPUs", true, (0.0, 1e5), at)?,
+        vcpu: field(&get(cols.vcpu), "vCPUs", false, (0.0, 1e5), at)?,
         mem: field(&get(cols.mem), "MemoryGiB", false, (0.0, 1e6), at)?,
         gpu_mib: gpu_info_mib(&get(cols.gpu_info)),
         price: None,
@@ -506,9 +555,26 @@ fn row(
         region: get(Some(cols.region)),
         zone: get(cols.zone),
         text: rec.iter().map(|f| f.trim().to_string()).collect(),
+        fraction: false,
     };
     if !r.may_carry_gpu() {
         // CPU-only types (most of a SkyPilot file) never become instances: no findings.
+        return Ok(r);
+    }
+    if r.instance.is_empty() && names::is_not_gpu(&r.accel) {
+        // GCP's TPU lines (priced apart, 700.0 placeholders and all): never a GPU instance.
+        return Ok(r);
+    }
+    if let Some(c) = r.count.filter(|c| c.fract() != 0.0) {
+        r.fraction = true;
+        found.push(
+            &r,
+            Severity::Warning,
+            Some("AcceleratorCount"),
+            format!(
+                "{c} of a GPU: a share of a GPU (time-sliced or MIG) is not a whole GPU's figures; the line is not imported"
+            ),
+        );
         return Ok(r);
     }
     match price {
@@ -529,6 +595,14 @@ fn row(
     match spot {
         Cell::Price(v) => r.spot = Some(v),
         Cell::Empty => {}
+        // A zero spot price is how some feeds say "no spot market" (every Vast row): the
+        // same as an empty cell, said as a warning; other bad spot prices are errors.
+        Cell::Bad(why) if get(cols.spot).parse::<f64>() == Ok(0.0) => found.push(
+            &r,
+            Severity::Warning,
+            Some("SpotPrice"),
+            format!("{why}; read as no spot price"),
+        ),
         Cell::Bad(why) => found.push(
             &r,
             Severity::Error,
@@ -619,7 +693,10 @@ fn join_split_rows(rows: &[Row]) -> Vec<(Row, Vec<usize>, String)> {
         .cloned()
         .collect();
     let mut complete = Vec::new();
-    for r in rows.iter().filter(|r| !r.instance.is_empty()) {
+    for r in rows
+        .iter()
+        .filter(|r| !r.instance.is_empty() && !r.fraction)
+    {
         if !r.accel.is_empty() {
             complete.push((r.clone(), vec![r.line], String::new()));
             continue;
@@ -659,12 +736,14 @@ fn join_split_rows(rows: &[Row]) -> Vec<(Row, Vec<usize>, String)> {
 /// lines it came from.
 fn group_instances(
     complete: Vec<(Row, Vec<usize>, String)>,
+    specs: &[GpuSpec],
     name: &str,
     provider: &str,
     as_of: &str,
     found: &mut LineFindings,
 ) -> (Vec<Instance>, Vec<Origin>) {
     type Group = Vec<(Row, Vec<usize>, String)>;
+    let prefer = file_reading(&complete, specs);
     let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
     for (r, lines, note) in complete {
         groups
@@ -685,6 +764,28 @@ fn group_instances(
         );
         let lines: Vec<usize> = rs.iter().flat_map(|x| x.1.iter().copied()).collect();
         notes.insert(0, format!("lines {}", join(&lines)));
+        let with_mem = rows
+            .iter()
+            .find(|r| r.gpu_mib.is_some())
+            .copied()
+            .unwrap_or(first);
+        let (gpu, gpu_memory_gb, how) = gpu_id(&ty, with_mem, specs, prefer);
+        if how.contains(names::GB_AS_MIB) {
+            // A wrong unit in the file: said at its line (a feed's convention of giving the
+            // instance's total is only noted on the row).
+            found.push_row(
+                with_mem,
+                Severity::Warning,
+                Some("GpuInfo"),
+                format!(
+                    "{} MiB per GPU fits no GPU of that name: {how}",
+                    with_mem.gpu_mib.unwrap_or(0.0)
+                ),
+            );
+        }
+        if !how.is_empty() {
+            notes.push(how);
+        }
         origins.push(Origin {
             file: name.to_string(),
             index: instances.len(),
@@ -694,15 +795,11 @@ fn group_instances(
             provider: provider.to_string(),
             instance_type: ty.clone(),
             region,
-            gpu: gpu_id(&ty, &first.accel),
+            gpu,
             gpu_count: first.count.map_or(0, |c| c as u32),
-            vcpu: first.vcpu.map(|v| v as u32),
+            vcpu: first.vcpu.map(|v| v.round() as u32),
             ram_gib: first.mem,
-            // MiB as the file states them, in GB: `check` compares them with the GPU's.
-            gpu_memory_gb: rows
-                .iter()
-                .find_map(|r| r.gpu_mib)
-                .map(|m| m * 1_048_576.0 / 1e9),
+            gpu_memory_gb,
             prices,
             source: format!("imported from {name}"),
             as_of: as_of.to_string(),
@@ -875,20 +972,44 @@ mod tests {
                     && x.contains("has 8")),
             "{f:?}"
         );
-        // The family tells which A100-80GB the NC A100 v4 has; an unknown family does not.
+        // The family tells which A100-80GB the NC A100 v4 has; for an unknown family the
+        // name mapping assumes the PCIe card of a 1-GPU instance, and the row says so.
         let nc = c
             .instances
             .iter()
             .find(|i| i.instance_type == "Standard_NC24ads_A100_v4")
             .unwrap();
         assert_eq!(nc.gpu, "a100-80gb-pcie");
+        let custom = c
+            .instances
+            .iter()
+            .find(|i| i.instance_type == "Custom_A100_box")
+            .unwrap();
+        assert_eq!(custom.gpu, "a100-80gb-pcie");
+        let notes = custom.notes.as_deref().unwrap_or("");
+        assert!(notes.contains("assumed a100-80gb-pcie"), "{notes}");
+    }
+
+    #[test]
+    fn crlf_lines_are_numbered_as_an_editor_shows_them_and_fractions_refused() {
+        let text = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region\r\n\
+                    p3.2xlarge,V100,1,8,61,3.06,us-east-1\r\n\
+                    p3.2xlarge,V100,1,8,61,-1,us-west-2\r\n\
+                    half,A100,0.5,4,30.5,0.9,us-west-2\r\n";
+        let c = parse(text.as_bytes(), "crlf.csv", "x", "2026-12-01").unwrap();
+        let f: Vec<String> = c.load_findings.iter().map(|x| x.to_string()).collect();
         assert!(
             f.iter()
-                .any(|x| x.contains("line 7, column AcceleratorName")
-                    && x.contains("Custom_A100_box")
-                    && x.contains("ambiguous")),
+                .any(|x| x.contains("line 3, column Price") && x.contains("negative")),
             "{f:?}"
         );
+        assert!(
+            f.iter().any(
+                |x| x.contains("line 4, column AcceleratorCount") && x.contains("0.5 of a GPU")
+            ),
+            "{f:?}"
+        );
+        assert!(c.instances.iter().all(|i| i.instance_type != "half"));
     }
 
     #[test]
