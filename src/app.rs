@@ -229,13 +229,22 @@ fn show(a: cli::ShowArgs) -> Result<ExitCode> {
 /// The catalog the options name: embedded or --catalog, then each --catalog-add.
 /// The catalog the options name: the embedded one, replaced by `--catalog`, extended by
 /// each `--catalog-add` (JSON, or CSV with `--csv-as-of`).
+///
+/// Without `--catalog` and `--offline`, the prices of each source's current snapshot
+/// (`catalog update`) replace the embedded copies of the same feeds first.
 pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
-    crate::catalog::load::Sources {
+    let sources = crate::catalog::load::Sources {
         catalog: src.catalog.as_deref(),
         add: &src.catalog_add,
         csv_as_of: src.csv_as_of.as_deref(),
+    };
+    if src.offline || src.catalog.is_some() {
+        return sources.load();
     }
-    .load()
+    let home = crate::feeds::snapshot::home()?;
+    let (mut c, from) = crate::feeds::merge::with_snapshots(Catalog::embedded(), &home)?;
+    c.prices_from = from;
+    sources.load_onto(c)
 }
 
 fn filters(f: &cli::FilterArgs) -> Result<Filters> {
@@ -248,13 +257,16 @@ fn filters(f: &cli::FilterArgs) -> Result<Filters> {
 }
 
 fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
+    if let Some(cli::CatalogAction::Update(u)) = &a.action {
+        return catalog_update(u);
+    }
     if let Some(cli::CatalogAction::Check { file, csv_as_of }) = &a.action {
         return match file {
             Some(file) => catalog_check(file, csv_as_of.as_deref()),
             None => {
-                let c = Catalog::embedded();
+                let c = load_catalog(&a.source)?;
                 let (rows, gpus) = (c.instances.len(), c.gpus.len());
-                print_check(&c, crate::catalog::EMBEDDED_NAME, rows, gpus)
+                print_check_all(&c, rows, gpus)
             }
         };
     }
@@ -286,6 +298,52 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `catalog update`: fetch the feeds, gate and write the snapshots (or `--list` them).
+fn catalog_update(u: &cli::UpdateArgs) -> Result<ExitCode> {
+    let say = |s: &str| say!("{s}");
+    if u.list {
+        crate::feeds::update::list(&say)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = crate::feeds::update::Options {
+        sources: u.sources.clone(),
+        mirror: u.mirror.clone(),
+        timeout: std::time::Duration::from_secs(u.timeout),
+        max_bytes: crate::feeds::update::max_bytes(u.max_download)?,
+        force: u.force,
+    };
+    crate::feeds::update::run(&opts, &say)
+}
+
+/// `catalog check` without a file: the catalog commands use (embedded, with the current
+/// snapshots' prices), every finding of every file.
+fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
+    let from = c
+        .prices_from
+        .clone()
+        .unwrap_or_else(|| crate::catalog::EMBEDDED_NAME.to_string());
+    let findings = c.check();
+    for f in &findings {
+        println!("{}", report::fmt::term_text(&f.to_string()));
+    }
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    println!(
+        "{}",
+        report::fmt::term_text(&format!(
+            "{from}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+            findings.len() - errors
+        ))
+    );
+    Ok(if errors > 0 && c.prices_from.is_none() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `catalog check FILE`: a CSV or a fragment (no currencies or no GPUs of its own) is
@@ -326,10 +384,30 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     })
 }
 
-fn refuse_bad_user_rows(findings: &[crate::catalog::Finding], skip: bool) -> Result<()> {
-    let bad: Vec<String> = findings
+/// Errors in the user's own catalog files stop a ranking (unless `skip`): not the embedded
+/// catalog's, not a snapshot's, and not a row whose accelerator simply has no spec entry, is
+/// another GPU under a lookalike name, or is no GPU (a SkyPilot file of a cloud renting B200s and TPUs is not a bad file: those rows
+/// are counted, and `--details` lists them as not ranked).
+fn refuse_bad_user_rows(checked: &crate::catalog::Checked<'_>, skip: bool) -> Result<()> {
+    use crate::catalog::{MISMATCH_GPU, NOT_GPU, UNSPECIFIED_GPU};
+    let not_data_error = |f: &crate::catalog::Finding| {
+        (f.path.ends_with(".gpu") || f.path.ends_with("column AcceleratorName"))
+            && f.instance.is_some_and(|i| {
+                let g = &checked.catalog.instances[i].gpu;
+                [UNSPECIFIED_GPU, NOT_GPU, MISMATCH_GPU]
+                    .iter()
+                    .any(|p| g.starts_with(p))
+            })
+    };
+    let bad: Vec<String> = checked
+        .findings
         .iter()
-        .filter(|f| f.severity == Severity::Error && f.file != crate::catalog::EMBEDDED_NAME)
+        .filter(|f| {
+            f.severity == Severity::Error
+                && f.file != crate::catalog::EMBEDDED_NAME
+                && !f.file.starts_with(crate::feeds::merge::SNAPSHOT_PREFIX)
+                && !not_data_error(f)
+        })
         .map(|f| f.to_string())
         .collect();
     if bad.is_empty() || skip {
@@ -423,7 +501,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         bail!(e);
     }
     let checked = c.checked();
-    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
+    refuse_bad_user_rows(&checked, a.settings.skip_bad_rows)?;
     let view = report::rank::View {
         rows: if a.settings.top.is_some() || a.details {
             usize::MAX
@@ -489,7 +567,7 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         bail!(e);
     }
     let checked = c.checked();
-    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
+    refuse_bad_user_rows(&checked, a.settings.skip_bad_rows)?;
     let ranks = chosen
         .iter()
         .map(|s| rank::rank(&checked, s, &results, &opts))
@@ -533,7 +611,7 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
     // The ranking's inputs are checked before anything is measured.
     let c = load_catalog(&a.settings.source)?;
     let checked = c.checked();
-    refuse_bad_user_rows(&checked.findings, a.settings.skip_bad_rows)?;
+    refuse_bad_user_rows(&checked, a.settings.skip_bad_rows)?;
     let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
     let mut rank_opts = rank_options(&a.settings)?;
     rank_opts.top = Some(a.settings.top.unwrap_or(5));

@@ -145,6 +145,10 @@ pub struct CatalogSource {
     /// price is not used), e.g. 2026-11-29.
     #[arg(long, value_name = "DATE")]
     pub csv_as_of: Option<String>,
+    /// Ignore the price snapshots of `catalog update`: the embedded catalog's prices only
+    /// (as with --catalog).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -194,6 +198,34 @@ pub enum CatalogAction {
         #[arg(long, value_name = "DATE")]
         csv_as_of: Option<String>,
     },
+    /// Fetch the public price feeds and write a dated snapshot per source, which `rank`,
+    /// `catalog`, `run`, `report` and `burn` then use (`--offline` ignores it). A source
+    /// that fails, or whose new data a gate refuses (far fewer rows, GPUs gone), keeps its
+    /// last snapshot. Exit status 1 when a source failed or was refused.
+    Update(UpdateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct UpdateArgs {
+    /// Only this source (repeatable); all by default. `--list` names them.
+    #[arg(long = "source", value_name = "NAME")]
+    pub sources: Vec<String>,
+    /// Fetch every feed through a mirror: `https://HOST/PATH?QUERY` is read from
+    /// `BASE/HOST/PATH?QUERY` (any static web server over a folder laid out by host).
+    #[arg(long, value_name = "BASE", env = "GPUVALUE_MIRROR")]
+    pub mirror: Option<String>,
+    /// List the sources, their URLs, last success and age; fetch nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// Seconds a single HTTP call may take, retries aside.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    /// Largest body read from a feed, in MB.
+    #[arg(long, value_name = "MB", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_download: u64,
+    /// Take a new snapshot even when a gate refuses it (far fewer rows, GPUs gone).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub use crate::report::export::Format;

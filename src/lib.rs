@@ -19,6 +19,8 @@ pub mod catalog;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod feeds;
 pub mod figure;
 pub mod files;
 pub mod fleet;

@@ -236,6 +236,9 @@ pub struct RankReport {
     /// datasheet), and which files the derived factors come from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measurement_notes: Vec<String>,
+    /// The price snapshots merged into the catalog (`catalog update`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices_from: Option<String>,
 }
 
 /// Ranks every catalog instance for the scenario, on a catalog with its findings (its
@@ -312,6 +315,7 @@ pub fn rank(
             .collect(),
         measurement_notes: notes,
         uncertainty,
+        prices_from: catalog.prices_from.clone(),
     })
 }
 

@@ -28,6 +28,10 @@ fn write(dir: &std::path::Path, name: &str, v: &serde_json::Value) -> String {
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .env(
+            "GPUVALUE_HOME",
+            std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+        )
         .args(args)
         .output()
         .unwrap()

@@ -10,6 +10,10 @@ const FIXTURE: &str = "tests/fixtures/results-lavapipe.json";
 
 fn run_with(args: &[&str], columns: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpuvalue"));
+    c.env(
+        "GPUVALUE_HOME",
+        std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+    );
     c.args(args).env("XDG_RUNTIME_DIR", std::env::temp_dir());
     match columns {
         Some(w) => c.env("COLUMNS", w),

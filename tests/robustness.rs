@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 /// not seen as concurrent runs).
 fn gpuvalue(registry: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpuvalue"));
+    c.env(
+        "GPUVALUE_HOME",
+        std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+    );
     c.env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .env("GPUVALUE_RUN_DIR", registry)
         .stdin(Stdio::null());

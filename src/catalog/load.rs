@@ -19,11 +19,17 @@ pub struct Sources<'a> {
 impl Sources<'_> {
     /// The merged catalog; a file that cannot be read or parsed is an error naming it.
     pub fn load(&self) -> Result<Catalog> {
+        self.load_onto(Catalog::embedded())
+    }
+
+    /// As [`Sources::load`], with `base` in place of the embedded catalog where no
+    /// `--catalog` replaces it.
+    pub fn load_onto(&self, base: Catalog) -> Result<Catalog> {
         let mut c = match self.catalog {
             // A CSV replaces the instances; GPUs and currencies stay the embedded ones.
             Some(p) if is_csv(p) => csv_on_embedded(self.csv(p)?),
             Some(p) => user_json(p)?,
-            None => Catalog::embedded(),
+            None => base,
         };
         for p in self.add {
             c.extend(if is_csv(p) {

@@ -25,10 +25,12 @@ mod check;
 pub mod csv_import;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod load;
+pub mod market;
+pub mod names;
 pub mod spot;
 
 pub(crate) use check::PLACEHOLDER_AMOUNTS;
-pub use check::{AMBIGUOUS_GPU, Checked, UNKNOWN_GPU};
+pub use check::{AMBIGUOUS_GPU, Checked, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -471,6 +473,10 @@ pub struct Catalog {
     /// path; `instance` is the row's index in this catalog. `check` reports them first.
     #[serde(skip)]
     pub load_findings: Vec<Finding>,
+    /// Where the prices came from when snapshots of the feeds were merged in (`catalog
+    /// update`), for the notes under a ranking; None: the files named only.
+    #[serde(skip)]
+    pub prices_from: Option<String>,
 }
 
 /// Where a catalog row came from: the file, and the row's index in that file's list, so
@@ -529,6 +535,7 @@ impl Catalog {
             gpu_origins: Vec::new(),
             currency_origins: BTreeMap::new(),
             load_findings: Vec::new(),
+            prices_from: self.prices_from.clone(),
         }
     }
 

@@ -447,6 +447,11 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
         },
         price_dates(&r.rows[..shown.min(r.rows.len())])
     ));
+    if let Some(from) = &r.prices_from {
+        v.push(format!(
+            "Prices from: {from} (`gpuvalue catalog update`; --offline: embedded only)."
+        ));
+    }
     if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {
         v.push(format!(
             "Spot: time and cost include the expected work lost to interruptions and redone: \

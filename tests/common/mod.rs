@@ -27,6 +27,10 @@ pub const HEADLESS_CHROMIUM: &[&str] = &[
 /// Vulkan does not warn about a missing one).
 pub fn gpuvalue(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .env(
+            "GPUVALUE_HOME",
+            std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+        )
         .args(args)
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
@@ -187,3 +191,4 @@ pub fn with_limits(gpu: &Gpu, lower: impl FnOnce(&mut wgpu::Limits)) -> Gpu {
     ))
     .expect("reopen")
 }
+pub mod feedserver;

@@ -1,0 +1,149 @@
+//! The catalog a command ranks: the embedded one (GPU specs, currencies, calibration, the
+//! hand-kept rows no feed carries) with the prices of each source's current snapshot. A
+//! snapshot's row replaces the embedded copy of the same feed (the embedded rows typed in
+//! from SkyPilot's files, for the clouds the snapshot carries); the same instance from two
+//! feeds is one row, the provider's own feed preferred, a disagreement over 5% reported.
+
+use super::snapshot;
+use crate::catalog::{Catalog, Finding, PricingModel, Severity};
+use anyhow::Result;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// How snapshot rows' findings name their file: never a user's file, so their errors keep
+/// the row out of a ranking without refusing the ranking.
+pub const SNAPSHOT_PREFIX: &str = "snapshot ";
+/// Two feeds' prices of one instance further apart than this are reported.
+const DISAGREE: f64 = 0.05;
+
+/// What a merged catalog's prices came from, for the notes under a ranking.
+pub fn provenance(snaps: &[(String, snapshot::Manifest)]) -> String {
+    let parts: Vec<String> = snaps
+        .iter()
+        .map(|(name, m)| {
+            let ok = m.files.iter().filter(|f| f.status == "ok").count();
+            format!(
+                "{name} {} UTC ({} rows kept, {ok} files)",
+                m.taken_at.replace('T', " ").trim_end_matches('Z'),
+                m.counts.kept
+            )
+        })
+        .collect();
+    format!("snapshots {}; the rest embedded", parts.join(", "))
+}
+
+/// `base` with the current snapshot of every source under `home`; the second value names
+/// the snapshots (None when there are none).
+pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option<String>)> {
+    let names = snapshot::sources_with_snapshots(home);
+    let mut snaps = Vec::new();
+    for name in names {
+        if let Some(s) = snapshot::current(home, &name)? {
+            snaps.push((name, s));
+        }
+    }
+    if snaps.is_empty() {
+        return Ok((base, None));
+    }
+    // The embedded rows a snapshot supersedes: the same feed's rows, for its providers.
+    let mut superseded: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    for (name, s) in &snaps {
+        if let Some(src) = super::find(name) {
+            for i in &s.catalog.instances {
+                superseded.insert((i.provider.clone(), src.embedded_marker()));
+            }
+        }
+    }
+    let keep: Vec<bool> = base
+        .instances
+        .iter()
+        .map(|i| {
+            !superseded.iter().any(|(p, marker)| {
+                *p == i.provider && !marker.is_empty() && i.source.contains(marker)
+            })
+        })
+        .collect();
+    retain_rows(&mut base, &keep);
+    let mut from: HashMap<String, String> = HashMap::new();
+    let mut manifests = Vec::new();
+    for (name, s) in snaps {
+        let own = super::find(&name).map_or(&[][..], |x| x.own_providers());
+        let mut c = s.catalog;
+        c.set_origins(&format!("{SNAPSHOT_PREFIX}{name} {}", s.manifest.stamp));
+        let mut kept = Vec::with_capacity(c.instances.len());
+        for inst in c.instances.iter() {
+            let key = inst.key();
+            if let Some(prev_source) = from.get(&key)
+                && let Some(j) = base.instances.iter().position(|x| x.key() == key)
+            {
+                let ours = own.contains(&inst.provider.as_str());
+                let disagreement = disagree(&base.instances[j].prices, &inst.prices);
+                if let Some(d) = disagreement {
+                    base.load_findings.push(Finding {
+                        severity: Severity::Warning,
+                        file: format!("{SNAPSHOT_PREFIX}{name}"),
+                        path: "instances".into(),
+                        row: key.clone(),
+                        message: format!(
+                            "{name} and {prev_source} disagree on this instance's price by {:.0}%; {} kept",
+                            d * 100.0,
+                            if ours { name.as_str() } else { prev_source.as_str() }
+                        ),
+                        instance: Some(j),
+                    });
+                }
+                if !ours {
+                    kept.push(false);
+                    continue;
+                }
+            }
+            from.insert(key, name.clone());
+            kept.push(true);
+        }
+        retain_rows(&mut c, &kept);
+        base.extend(c);
+        manifests.push((name, s.manifest));
+    }
+    Ok((base, Some(provenance(&manifests))))
+}
+
+/// The largest relative difference between two rows' prices of the same kind, if over 5%.
+fn disagree(
+    a: &std::collections::BTreeMap<PricingModel, crate::catalog::Price>,
+    b: &std::collections::BTreeMap<PricingModel, crate::catalog::Price>,
+) -> Option<f64> {
+    a.iter()
+        .filter_map(|(m, p)| {
+            let q = b.get(m)?;
+            (p.currency == q.currency && p.amount > 0.0)
+                .then(|| ((q.amount - p.amount) / p.amount).abs())
+        })
+        .filter(|d| *d > DISAGREE)
+        .reduce(f64::max)
+}
+
+/// Keeps the rows marked true, with their origins and load findings (renumbered).
+fn retain_rows(c: &mut Catalog, keep: &[bool]) {
+    let mut new_index = vec![None; keep.len()];
+    let mut n = 0;
+    for (i, k) in keep.iter().enumerate() {
+        if *k {
+            new_index[i] = Some(n);
+            n += 1;
+        }
+    }
+    let mut it = keep.iter();
+    c.instances.retain(|_| *it.next().unwrap_or(&true));
+    let mut it = keep.iter();
+    c.origins.retain(|_| *it.next().unwrap_or(&true));
+    c.load_findings.retain_mut(|f| match f.instance {
+        Some(i) => match new_index.get(i).copied().flatten() {
+            Some(j) => {
+                f.instance = Some(j);
+                true
+            }
+            None => false,
+        },
+        None => true,
+    });
+}

@@ -1,0 +1,124 @@
+//! Live prices (issue 33): the public price feeds behind one trait, one file per source,
+//! and `catalog update`, which fetches them (several at once), checks what came back
+//! against the last snapshot and writes a new dated snapshot per source.
+//!
+//! A new source is one file and one line in [`registry`].
+
+pub mod gates;
+pub mod http;
+pub mod merge;
+pub mod skypilot;
+pub mod snapshot;
+
+use crate::catalog::{Catalog, Severity};
+use anyhow::Result;
+use snapshot::{Counts, FileRecord};
+use std::collections::BTreeMap;
+
+/// What a source read: its rows (instances only; GPU specs and currencies are the
+/// embedded catalog's), the files it read and what it said.
+pub struct Fetch {
+    pub catalog: Catalog,
+    pub files: Vec<FileRecord>,
+    pub notes: Vec<String>,
+}
+
+/// One price feed.
+pub trait Source: Sync {
+    /// The name `--source` takes.
+    fn name(&self) -> &'static str;
+    /// One line: what it is.
+    fn about(&self) -> &'static str;
+    /// The URLs it reads (patterns where it reads many), for `--list`.
+    fn urls(&self) -> Vec<String>;
+    /// The providers whose own feed this is: preferred where another feed lists the same
+    /// instance.
+    fn own_providers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Text in the `source` of the embedded rows this feed supersedes (rows typed in from
+    /// an older copy of the same feed); empty: none.
+    fn embedded_marker(&self) -> &'static str {
+        ""
+    }
+    /// Fetches and parses the feed. An error fails the source (its last snapshot stays).
+    fn fetch(&self, http: &http::Client) -> Result<Fetch>;
+}
+
+/// Every source, in `--list` order.
+pub fn registry() -> Vec<&'static dyn Source> {
+    vec![&skypilot::SkyPilot]
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Source> {
+    registry().into_iter().find(|s| s.name() == name)
+}
+
+/// The counts of a source's rows as the catalog's checks see them, on the embedded GPU
+/// specs and currencies: kept (no error), refused by reason, unmatched accelerators.
+pub fn count(rows: &Catalog) -> Counts {
+    let mut all = Catalog::embedded();
+    all.instances.clear();
+    all.origins.clear();
+    all.load_findings.clear();
+    all.extend(rows.clone());
+    let findings = all.check();
+    let mut refused_rows: BTreeMap<usize, String> = BTreeMap::new();
+    for f in findings.iter().filter(|f| f.severity == Severity::Error) {
+        if let Some(i) = f.instance {
+            refused_rows
+                .entry(i)
+                .or_insert_with(|| reason(&all.instances[i].gpu, &f.message));
+        }
+    }
+    let mut c = Counts {
+        read: all.instances.len(),
+        ..Counts::default()
+    };
+    for (i, inst) in all.instances.iter().enumerate() {
+        match refused_rows.get(&i) {
+            Some(r) => {
+                *c.refused.entry(r.clone()).or_default() += 1;
+                if let Some((_, name)) = inst.gpu.split_once(':') {
+                    let e = c
+                        .unmatched
+                        .entry(crate::catalog::names::normalize(name))
+                        .or_default();
+                    e.0 += 1;
+                    if !e.1.contains(&inst.provider) {
+                        e.1.push(inst.provider.clone());
+                    }
+                }
+            }
+            None => {
+                c.kept += 1;
+                *c.gpus.entry(inst.gpu.clone()).or_default() += 1;
+            }
+        }
+    }
+    c
+}
+
+/// A refused row's reason, as a short category.
+fn reason(gpu: &str, message: &str) -> String {
+    use crate::catalog::{AMBIGUOUS_GPU, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU};
+    if gpu.starts_with(NOT_GPU) {
+        "not a GPU".into()
+    } else if gpu.starts_with(UNSPECIFIED_GPU) {
+        "GPU without a spec entry yet".into()
+    } else if gpu.starts_with(UNKNOWN_GPU) {
+        "unknown accelerator".into()
+    } else if gpu.starts_with(AMBIGUOUS_GPU) {
+        "ambiguous accelerator".into()
+    } else if gpu.starts_with(MISMATCH_GPU) {
+        "memory fits no GPU of that name".into()
+    } else if message.contains("market") {
+        "price outside the market band".into()
+    } else if message.contains("price") || message.contains("spot") {
+        "bad price".into()
+    } else {
+        "other error".into()
+    }
+}
+
+pub mod update;
