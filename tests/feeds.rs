@@ -138,10 +138,42 @@ fn update_from_a_mirror_then_rank_the_market() {
             .contains("H100_NVL")),
         "an H100 NVL ranked as an H100 SXM"
     );
+    // AWS's own feed wins for its rows, with its reserved terms; SkyPilot's spot price of
+    // the same instance stays beside them, naming its source.
+    let p4d = cat["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| {
+            i["provider"] == "aws"
+                && i["instance_type"] == "p4d.24xlarge"
+                && i["region"] == "us-east-1"
+        })
+        .expect("aws p4d.24xlarge us-east-1");
+    assert!(
+        p4d["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("AWS Price List"),
+        "{p4d}"
+    );
+    for m in ["on_demand", "reserved_1y", "reserved_3y", "spot"] {
+        assert!(p4d["prices"][m]["amount"].as_f64().is_some(), "{m}: {p4d}");
+    }
+    assert!(
+        p4d["prices"]["spot"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("SkyPilot"),
+        "{p4d}"
+    );
     // The notes say which snapshot the prices came from.
     let o = run(home.path(), &["rank", "--top", "3"]);
     let t = text(&o);
-    assert!(t.contains("Prices from: snapshots skypilot"), "{t}");
+    assert!(
+        t.contains("Prices from: snapshots aws 20") && t.contains(", skypilot 20"),
+        "{t}"
+    );
     // --offline ignores it.
     let o = run(home.path(), &["rank", "--top", "3", "--offline"]);
     assert!(!text(&o).contains("Prices from"), "{}", text(&o));
@@ -163,7 +195,11 @@ fn assert_kept(home: &Path, o: &Output, stamp: &str, words: &[&str]) {
     assert_eq!(current(home), stamp);
     let o = run(home, &["rank", "--top", "2"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("Prices from: snapshots skypilot"));
+    let t = text(&o);
+    assert!(
+        t.contains("Prices from: snapshots") && t.contains("skypilot 20"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -465,4 +501,92 @@ fn each_skypilot_file_adds_to_a_ranking_without_skip_bad_rows() {
             assert!(ranked > 0, "{cloud}: no row ranked");
         }
     }
+}
+
+const AWS_FIXTURE: &str =
+    "pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv";
+
+/// The AWS offer file's filters and terms: Linux, Shared, no pre-installed software, Used
+/// capacity; the cheapest standard reserved option per term as an effective hourly price
+/// (upfront spread over the term); Capacity Block rows counted, never priced.
+#[test]
+fn aws_offer_file_keeps_linux_shared_on_demand_and_reserved_terms() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/feeds")
+        .join(AWS_FIXTURE);
+    let offer = gpuvalue::feeds::aws::parse_reader(std::fs::File::open(path).unwrap(), "us-east-1")
+        .unwrap();
+    assert_eq!(offer.published.as_deref(), Some("2026-12-01"));
+    let types = gpuvalue::feeds::aws::kept_types(&offer);
+    let p5 = types["p5.48xlarge"];
+    assert_eq!(
+        (p5.gpus, p5.vcpu, p5.ram_gib),
+        (8.0, Some(192), Some(2048.0))
+    );
+    // Not the Windows (x1.4), Dedicated (x1.1), SQL or Capacity Block rows' prices.
+    assert_eq!(p5.on_demand, Some(55.04));
+    assert_eq!(
+        offer.capacity_blocks, 6,
+        "the six 8-GPU types' Capacity Block rows"
+    );
+    assert!(!types.contains_key("c6i.large"), "no GPU: not kept");
+    let c = offer.into_catalog("https://x", "2026-12-03T00:00:00Z", "00");
+    let p5 = c
+        .instances
+        .iter()
+        .find(|i| i.instance_type == "p5.48xlarge")
+        .unwrap();
+    let price = |m: &str| {
+        let v = serde_json::to_value(&p5.prices).unwrap();
+        v[m]["amount"].as_f64().unwrap()
+    };
+    // All Upfront at 0.58 (1 year) and 0.40 (3 years) of on demand: the cheapest standard
+    // option, the convertible ones (x1.08) never. (The fee is written in whole dollars.)
+    assert!(
+        (price("reserved_1y") - 0.58 * 55.04).abs() < 1e-3,
+        "{}",
+        price("reserved_1y")
+    );
+    assert!(
+        (price("reserved_3y") - 0.40 * 55.04).abs() < 1e-3,
+        "{}",
+        price("reserved_3y")
+    );
+    assert_eq!(p5.gpu, "h100-sxm");
+    let b200 = c
+        .instances
+        .iter()
+        .find(|i| i.instance_type == "p6-b200.48xlarge")
+        .unwrap();
+    assert_eq!(b200.gpu, "unspecified:B200");
+}
+
+/// A cut or malformed offer file fails the aws source, naming it; a missing region (404)
+/// is skipped and said.
+#[test]
+fn aws_faults_name_the_offer_file() {
+    let (_files, home, s, _stamp) = first_snapshot();
+    let o = update(home.path(), &s, &["--source", "aws"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("us-west-2: no offer file (404): skipped"), "{t}");
+    assert!(t.contains("6 Capacity Block rows (never ranked)"), "{t}");
+    s.fail_always("us-east-1/index.csv", Fault::Truncate);
+    let o = update(home.path(), &s, &["--source", "aws"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("aws: FAILED") && t.contains("us-east-1/index.csv"),
+        "{t}"
+    );
+    s.clear();
+    s.fail_always(
+        "us-east-1/index.csv",
+        Fault::Body(
+            b"\"FormatVersion\",\"v1.0\"\n\"OfferCode\",\"AmazonEC2\"\n\"SKU\",\"TermType\"\n"
+                .to_vec(),
+        ),
+    );
+    let o = update(home.path(), &s, &["--source", "aws"]);
+    assert!(text(&o).contains("no `Unit` column"), "{}", text(&o));
 }

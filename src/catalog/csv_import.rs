@@ -45,6 +45,7 @@ const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("g5.", "", "a10g"),
     ("g6e.", "", "l40s"),
     ("g6.", "", "l4"),
+    ("gr6.", "", "l4"),
     // GCP (N1 hosts take attached GPUs: only their V100 needs the family to be named)
     ("a2-ultragpu-", "", "a100-80gb-sxm"),
     ("a2-highgpu-", "", "a100-40gb-sxm"),
@@ -73,6 +74,16 @@ const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("gpu_", "h100_pcie", "h100-pcie"),
     // (gpu_8x_v100: Lambda says "8x Tesla V100 (16 GB)", not SXM2 or PCIe: left ambiguous.)
 ];
+
+/// The catalog GPU an instance family carries, where the family tells (`p4d.` is the
+/// A100 40 GB SXM): for feeds that name no GPU model (the AWS Price List).
+pub fn family_gpu(instance_type: &str) -> Option<&'static str> {
+    let ty = instance_type.to_lowercase();
+    FAMILY_GPUS
+        .iter()
+        .find(|(prefix, has, _)| ty.starts_with(prefix) && ty.contains(has))
+        .map(|(_, _, id)| *id)
+}
 
 /// Attached GPUs whose name alone is ambiguous but whose host family tells (GCP N1 V100s
 /// are SXM2 16 GB): (prefix of the lowercased type, accelerator name, catalog GPU id).

@@ -113,6 +113,38 @@ impl Client {
     }
 
     fn call(&self, url: &str, json: Option<&str>) -> std::result::Result<Fetched, FetchError> {
+        let max = self.max_bytes;
+        let (body, meta) = self.request(url, json, &mut |r| {
+            let mut body = Vec::new();
+            r.read_to_end(&mut body).map_err(|e| io_error(&e, max))?;
+            Ok(body)
+        })?;
+        Ok(Fetched {
+            url: meta.url,
+            body,
+            server_date: meta.server_date,
+            etag: meta.etag,
+            sha256: meta.sha256,
+        })
+    }
+
+    /// GET a body and hand it to `consume` as it arrives, never held whole (the AWS offer
+    /// files are hundreds of MB): the cap and the sha256 apply on the way. A read that fails
+    /// (a cut connection) retries the whole call; an error of `consume` itself does not.
+    pub fn stream<T>(
+        &self,
+        url: &str,
+        consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
+    ) -> std::result::Result<(T, Meta), FetchError> {
+        self.request(url, None, consume)
+    }
+
+    fn request<T>(
+        &self,
+        url: &str,
+        json: Option<&str>,
+        consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
+    ) -> std::result::Result<(T, Meta), FetchError> {
         let shown = redact_url(url);
         let fail = |m: String| FetchError::Other(redact(&format!("{shown}: {m}")));
         let target = self
@@ -120,16 +152,10 @@ impl Client {
             .map_err(|e| FetchError::Other(e.to_string()))?;
         let mut last = String::new();
         for attempt in 1..=ATTEMPTS {
-            match self.once(&target, json) {
-                Ok(Outcome::Body(body, date, etag)) => {
-                    let sha256 = hex(&Sha256::digest(&body));
-                    return Ok(Fetched {
-                        url: shown,
-                        body,
-                        server_date: date,
-                        etag,
-                        sha256,
-                    });
+            match self.once(&target, json, consume) {
+                Ok(Outcome::Body(value, mut meta)) => {
+                    meta.url = shown;
+                    return Ok((value, meta));
                 }
                 Ok(Outcome::NotFound) => return Err(FetchError::NotFound(shown)),
                 Ok(Outcome::Fatal(m)) => return Err(fail(m)),
@@ -146,11 +172,12 @@ impl Client {
     }
 
     /// One attempt, following same-host redirects.
-    fn once(
+    fn once<T>(
         &self,
         target: &str,
         json: Option<&str>,
-    ) -> std::result::Result<Outcome, (String, Option<Duration>)> {
+        consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
+    ) -> std::result::Result<Outcome<T>, (String, Option<Duration>)> {
         let mut at = target.to_string();
         for _ in 0..=MAX_REDIRECTS {
             let resp = match json {
@@ -202,17 +229,28 @@ impl Client {
             {
                 return Ok(Outcome::Fatal(self.too_large()));
             }
-            let (date, etag) = (header("date"), header("etag"));
-            let mut body = Vec::new();
-            let reader = resp.body_mut().as_reader();
-            let n = reader
-                .take(self.max_bytes + 1)
-                .read_to_end(&mut body)
-                .map_err(|e| (format!("the body was cut short: {e}"), None))?;
-            if n as u64 > self.max_bytes {
-                return Ok(Outcome::Fatal(self.too_large()));
-            }
-            return Ok(Outcome::Body(body, date, etag));
+            let (server_date, etag) = (header("date"), header("etag"));
+            let mut body = Tee {
+                inner: resp.body_mut().as_reader(),
+                hash: Sha256::new(),
+                bytes: 0,
+                max: self.max_bytes,
+            };
+            return match consume(&mut body) {
+                Ok(value) => Ok(Outcome::Body(
+                    value,
+                    Meta {
+                        url: String::new(),
+                        server_date,
+                        etag,
+                        sha256: hex(&body.hash.finalize()),
+                        bytes: body.bytes,
+                    },
+                )),
+                Err(BodyError::Read(m)) => Ok(Outcome::Retry(m, None)),
+                Err(BodyError::TooLarge) => Ok(Outcome::Fatal(self.too_large())),
+                Err(BodyError::Fatal(m)) => Ok(Outcome::Fatal(m)),
+            };
         }
         Ok(Outcome::Fatal(format!(
             "more than {MAX_REDIRECTS} redirects (a loop?)"
@@ -227,8 +265,62 @@ impl Client {
     }
 }
 
-enum Outcome {
-    Body(Vec<u8>, Option<String>, Option<String>),
+/// What the server said about a body, and what it was.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    /// The feed's URL as recorded (secrets redacted), not the mirror's.
+    pub url: String,
+    pub server_date: Option<String>,
+    pub etag: Option<String>,
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+/// Why a body could not be consumed.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Reading failed (a cut connection): the call is retried.
+    Read(String),
+    /// Over the size cap.
+    TooLarge,
+    /// The body is bad (malformed): no retry.
+    Fatal(String),
+}
+
+/// A read error of a body as a [`BodyError`]: over the cap, or cut short.
+pub fn io_error(e: &std::io::Error, _max: u64) -> BodyError {
+    if e.kind() == std::io::ErrorKind::FileTooLarge {
+        BodyError::TooLarge
+    } else {
+        BodyError::Read(format!("the body was cut short: {e}"))
+    }
+}
+
+/// The body on its way: hashed, counted, and cut at the cap (a read past it fails).
+struct Tee<R> {
+    inner: R,
+    hash: Sha256,
+    bytes: u64,
+    max: u64,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        if self.bytes > self.max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                "over the size cap",
+            ));
+        }
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+enum Outcome<T> {
+    Body(T, Meta),
     NotFound,
     Retry(String, Option<Duration>),
     Fatal(String),

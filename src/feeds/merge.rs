@@ -71,40 +71,63 @@ pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option
         let mut c = s.catalog;
         c.set_origins(&format!("{SNAPSHOT_PREFIX}{name} {}", s.manifest.stamp));
         let mut kept = Vec::with_capacity(c.instances.len());
-        for inst in c.instances.iter() {
+        let index: HashMap<String, usize> = base
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.key(), i))
+            .collect();
+        for inst in c.instances.iter_mut() {
             let key = inst.key();
-            if let Some(prev_source) = from.get(&key)
-                && let Some(j) = base.instances.iter().position(|x| x.key() == key)
-            {
-                let ours = own.contains(&inst.provider.as_str());
-                let disagreement = disagree(&base.instances[j].prices, &inst.prices);
-                if let Some(d) = disagreement {
-                    base.load_findings.push(Finding {
-                        severity: Severity::Warning,
-                        file: format!("{SNAPSHOT_PREFIX}{name}"),
-                        path: "instances".into(),
-                        row: key.clone(),
-                        message: format!(
-                            "{name} and {prev_source} disagree on this instance's price by {:.0}%; {} kept",
-                            d * 100.0,
-                            if ours { name.as_str() } else { prev_source.as_str() }
-                        ),
-                        instance: Some(j),
-                    });
-                }
-                if !ours {
-                    kept.push(false);
-                    continue;
-                }
+            let (Some(prev_source), Some(&j)) = (from.get(&key), index.get(&key)) else {
+                from.insert(key, name.clone());
+                kept.push(true);
+                continue;
+            };
+            let ours = own.contains(&inst.provider.as_str());
+            if let Some(d) = disagree(&base.instances[j].prices, &inst.prices) {
+                base.load_findings.push(Finding {
+                    severity: Severity::Warning,
+                    file: format!("{SNAPSHOT_PREFIX}{name}"),
+                    path: "instances".into(),
+                    row: key.clone(),
+                    message: format!(
+                        "{name} and {prev_source} disagree on this instance's price by {:.0}%; {} kept",
+                        d * 100.0,
+                        if ours { name.as_str() } else { prev_source.as_str() }
+                    ),
+                    instance: Some(j),
+                });
             }
-            from.insert(key, name.clone());
-            kept.push(true);
+            // The provider's own feed wins; the kinds of price it lacks (spot: the AWS Price
+            // List has none) stay from the other feed, each with its source.
+            if ours {
+                fill_missing(inst, &base.instances[j]);
+                from.insert(key, name.clone());
+                kept.push(true);
+            } else {
+                let other = inst.clone();
+                fill_missing(&mut base.instances[j], &other);
+                kept.push(false);
+            }
         }
         retain_rows(&mut c, &kept);
         base.extend(c);
         manifests.push((name, s.manifest));
     }
     Ok((base, Some(provenance(&manifests))))
+}
+
+/// Adds to `row` the kinds of price only `other` has, naming their source and date.
+fn fill_missing(row: &mut crate::catalog::Instance, other: &crate::catalog::Instance) {
+    for (m, p) in &other.prices {
+        if !row.prices.contains_key(m) {
+            let mut p = p.clone();
+            p.source.get_or_insert_with(|| other.source.clone());
+            p.as_of.get_or_insert_with(|| other.as_of.clone());
+            row.prices.insert(*m, p);
+        }
+    }
 }
 
 /// The largest relative difference between two rows' prices of the same kind, if over 5%.

@@ -4,6 +4,7 @@
 //!
 //! A new source is one file and one line in [`registry`].
 
+pub mod aws;
 pub mod gates;
 pub mod http;
 pub mod merge;
@@ -47,7 +48,7 @@ pub trait Source: Sync {
 
 /// Every source, in `--list` order.
 pub fn registry() -> Vec<&'static dyn Source> {
-    vec![&skypilot::SkyPilot]
+    vec![&skypilot::SkyPilot, &aws::Aws]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Source> {
