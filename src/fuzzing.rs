@@ -61,6 +61,29 @@ pub fn catalog_csv(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// An AWS Price List offer file, as `catalog update --source aws` streams it; what it keeps
+/// is checked as the snapshot's rows would be.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn aws_offer(data: &[u8]) -> Outcome {
+    let offer = crate::feeds::aws::parse_reader(data, "us-east-1")
+        .map_err(|e| format!("fuzz/index.csv: {e}"))?;
+    let mut all = Catalog::embedded();
+    all.extend(offer.into_catalog("https://fuzz/index.csv", "2026-01-01T00:00:00Z", "00"));
+    let _ = all.check();
+    Ok(())
+}
+
+/// A snapshot manifest, as `catalog update --list` and every command's merge read it.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn snapshot_manifest(data: &[u8]) -> Outcome {
+    let text =
+        std::str::from_utf8(data).map_err(|e| format!("fuzz-manifest.json: not UTF-8: {e}"))?;
+    let m: crate::feeds::snapshot::Manifest =
+        crate::files::parse_json(text, "fuzz-manifest.json").map_err(msg)?;
+    let _ = crate::feeds::merge::provenance(&[("fuzz".into(), m)]);
+    Ok(())
+}
+
 /// A scenarios file, as given to `--scenarios`.
 pub fn scenarios(data: &[u8]) -> Outcome {
     let text =

@@ -17,6 +17,10 @@ const SEEDS_CSV: &[&str] = &[
     include_str!("../fuzz/corpus/catalog_csv/skypilot-aws.csv"),
     include_str!("../fuzz/corpus/catalog_csv/skypilot-gcp.csv"),
 ];
+const SEEDS_AWS: &[&str] = &[include_str!("../fuzz/corpus/aws_offer/offer-us-east-1.csv")];
+const SEEDS_MANIFEST: &[&str] = &[include_str!(
+    "../fuzz/corpus/snapshot_manifest/skypilot.json"
+)];
 const SEEDS_SCENARIOS: &[&str] = &[include_str!("../fuzz/corpus/scenarios/embedded.json")];
 const SEEDS_RESULTS: &[&str] = &[
     include_str!("../fuzz/corpus/results/small.json"),
@@ -237,6 +241,21 @@ fn catalog_csv_never_panics_and_rejections_say_where() {
         "fuzz/aws.csv",
         SEEDS_CSV,
         fuzzing::catalog_csv,
+    );
+}
+
+#[test]
+fn aws_offer_files_never_panic_and_rejections_say_where() {
+    fuzz("aws_offer", "fuzz/index.csv", SEEDS_AWS, fuzzing::aws_offer);
+}
+
+#[test]
+fn snapshot_manifests_never_panic_and_rejections_say_where() {
+    fuzz(
+        "snapshot_manifest",
+        "fuzz-manifest.json",
+        SEEDS_MANIFEST,
+        fuzzing::snapshot_manifest,
     );
 }
 
