@@ -324,8 +324,24 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
         .prices_from
         .clone()
         .unwrap_or_else(|| crate::catalog::EMBEDDED_NAME.to_string());
-    let findings = c.check();
-    for f in &findings {
+    let errors = print_findings(&c.check(), &from, rows, gpus);
+    // Flagged snapshot rows only stay out of rankings: not a failed check.
+    Ok(if errors > 0 && c.prices_from.is_none() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints each finding on its own line (as a compiler prints diagnostics: grep finds each
+/// whole) and a one-line summary, whatever the name's length; gives the number of errors.
+fn print_findings(
+    findings: &[crate::catalog::Finding],
+    name: &str,
+    rows: usize,
+    gpus: usize,
+) -> usize {
+    for f in findings {
         println!("{}", report::fmt::term_text(&f.to_string()));
     }
     let errors = findings
@@ -335,15 +351,11 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
     println!(
         "{}",
         report::fmt::term_text(&format!(
-            "{from}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
             findings.len() - errors
         ))
     );
-    Ok(if errors > 0 && c.prices_from.is_none() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    errors
 }
 
 /// `catalog check FILE`: a CSV or a fragment (no currencies or no GPUs of its own) is
@@ -361,22 +373,7 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
     // A CSV's findings in the order of its lines (JSON paths have none: order kept).
     findings.sort_by_key(|f| crate::catalog::csv_import::line_of(&f.path));
-    // One finding per line, as a compiler prints diagnostics: grep finds each whole.
-    for f in &findings {
-        println!("{}", report::fmt::term_text(&f.to_string()));
-    }
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    // The summary too: one line whatever the path's length (a long path wrapped it in two).
-    println!(
-        "{}",
-        report::fmt::term_text(&format!(
-            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
-            findings.len() - errors
-        ))
-    );
+    let errors = print_findings(&findings, name, rows, gpus);
     Ok(if errors > 0 {
         ExitCode::from(1)
     } else {

@@ -19,89 +19,21 @@
 //! A name that stays ambiguous (`A100-80GB`: SXM or PCIe?) or unknown is an error: the row is
 //! never ranked until a `--catalog-add` JSON row says which GPU it is.
 
+mod cells;
+mod families;
+
+use cells::{Cell, field, gpu_info_mib, price_cell};
+pub use families::family_gpu;
+use families::{FAMILY_GPUS, GCP_FAMILIES, HOST_GPUS};
+
 use crate::catalog::names::{self, Resolved, StatedMemory};
 use crate::catalog::{
     AMBIGUOUS_GPU, Catalog, Confidence, Finding, GpuSpec, Instance, MISMATCH_GPU, NOT_GPU, Origin,
-    PLACEHOLDER_AMOUNTS, Price, PricingModel, Severity, UNKNOWN_GPU, UNSPECIFIED_GPU,
+    Price, PricingModel, Severity, UNKNOWN_GPU, UNSPECIFIED_GPU,
 };
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-
-/// Instance families and the GPU they carry, whatever the accelerator column says:
-/// (prefix of the lowercased type, text it must also contain, catalog GPU id). The first
-/// match wins, so the more specific entries come first. From the providers' instance-type
-/// pages and `../shared/catalog-facts.md`.
-const FAMILY_GPUS: &[(&str, &str, &str)] = &[
-    // AWS
-    ("p3dn.", "", "v100-sxm2-32gb"),
-    ("p3.", "", "v100-sxm2-16gb"),
-    ("p4de.", "", "a100-80gb-sxm"),
-    ("p4d.", "", "a100-40gb-sxm"),
-    ("p5en.", "", "h200-sxm"),
-    ("p5e.", "", "h200-sxm"),
-    ("p5.", "", "h100-sxm"),
-    ("g4dn.", "", "t4"),
-    ("g5.", "", "a10g"),
-    ("g6e.", "", "l40s"),
-    ("g6.", "", "l4"),
-    ("gr6.", "", "l4"),
-    // GCP (N1 hosts take attached GPUs: only their V100 needs the family to be named)
-    ("a2-ultragpu-", "", "a100-80gb-sxm"),
-    ("a2-highgpu-", "", "a100-40gb-sxm"),
-    ("a2-megagpu-", "", "a100-40gb-sxm"),
-    ("a3-ultragpu-", "", "h200-sxm"),
-    ("a3-", "", "h100-sxm"),
-    ("g2-", "", "l4"),
-    // Azure
-    ("standard_nd", "isr_h100_v5", "h100-sxm"),
-    ("standard_nd", "isr_h200_v5", "h200-sxm"),
-    ("standard_nd", "isr_mi300x_v5", "mi300x"),
-    ("standard_nd96amsr_a100_v4", "", "a100-80gb-sxm"),
-    ("standard_nd96asr_v4", "", "a100-40gb-sxm"),
-    ("standard_nd40rs_v2", "", "v100-sxm2-32gb"),
-    ("standard_nc", "ads_a100_v4", "a100-80gb-pcie"),
-    ("standard_nc", "as_t4_v3", "t4"),
-    ("standard_nc", "s_v3", "v100-pcie-16gb"),
-    // Lambda: the plain 1x/2x/4x A100 types are the 40 GB PCIe card; `_sxm4` and 8x are SXM4.
-    ("gpu_", "a100_80gb_sxm4", "a100-80gb-sxm"),
-    ("gpu_", "a100_sxm4", "a100-40gb-sxm"),
-    ("gpu_1x_a100", "", "a100-40gb-pcie"),
-    ("gpu_2x_a100", "", "a100-40gb-pcie"),
-    ("gpu_4x_a100", "", "a100-40gb-pcie"),
-    ("gpu_8x_a100", "", "a100-40gb-sxm"),
-    ("gpu_", "h100_sxm5", "h100-sxm"),
-    ("gpu_", "h100_pcie", "h100-pcie"),
-    // (gpu_8x_v100: Lambda says "8x Tesla V100 (16 GB)", not SXM2 or PCIe: left ambiguous.)
-];
-
-/// The catalog GPU an instance family carries, where the family tells (`p4d.` is the
-/// A100 40 GB SXM): for feeds that name no GPU model (the AWS Price List).
-pub fn family_gpu(instance_type: &str) -> Option<&'static str> {
-    let ty = instance_type.to_lowercase();
-    FAMILY_GPUS
-        .iter()
-        .find(|(prefix, has, _)| ty.starts_with(prefix) && ty.contains(has))
-        .map(|(_, _, id)| *id)
-}
-
-/// Attached GPUs whose name alone is ambiguous but whose host family tells (GCP N1 V100s
-/// are SXM2 16 GB): (prefix of the lowercased type, accelerator name, catalog GPU id).
-const HOST_GPUS: &[(&str, &str, &str)] = &[("n1-", "V100", "v100-sxm2-16gb")];
-
-/// GCP machine families and the accelerator they carry; the count is the `-<n>g` suffix.
-const GCP_FAMILIES: &[(&str, &str)] = &[
-    ("a2-highgpu-", "A100"),
-    ("a2-megagpu-", "A100"),
-    ("a2-ultragpu-", "A100-80GB"),
-    ("a3-highgpu-", "H100"),
-    ("a3-megagpu-", "H100-MEGA"),
-];
-
-/// Text found in price cells where no price was known.
-const PLACEHOLDER_TEXT: &[&str] = &[
-    "n/a", "na", "-", "--", "?", "tbd", "tba", "null", "none", "unknown", "x",
-];
 
 /// The catalog GPU an instance's accelerator is: by its family, else by the one name
 /// mapping (`names`), with the memory the row states read in the unit that fits; else an id
@@ -436,91 +368,6 @@ fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
         zone: col("AvailabilityZone"),
         gpu_info: col("GpuInfo"),
     })
-}
-
-/// A numeric field: empty is `None`; anything else must be a finite number in `range`
-/// (and whole, for counts), else an error naming the line and column.
-fn field(
-    text: &str,
-    column: &str,
-    whole: bool,
-    range: (f64, f64),
-    at: (&str, usize),
-) -> Result<Option<f64>> {
-    let t = text.trim();
-    if t.is_empty() {
-        return Ok(None);
-    }
-    let (name, line) = at;
-    let v = number(t, column, at)?;
-    if whole && v.fract() != 0.0 {
-        bail!("{name}: line {line}, column {column}: expected a whole number, found {t}");
-    }
-    if !(range.0..=range.1).contains(&v) {
-        bail!(
-            "{name}: line {line}, column {column}: {t} is outside the range {}..={}",
-            range.0,
-            range.1
-        );
-    }
-    Ok(Some(v))
-}
-
-/// A finite number, else an error naming the line and column.
-fn number(t: &str, column: &str, (name, line): (&str, usize)) -> Result<f64> {
-    t.parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite())
-        .with_context(|| {
-            format!("{name}: line {line}, column {column}: expected a number, found {t:?}")
-        })
-}
-
-/// What a price cell holds.
-enum Cell {
-    Empty,
-    Price(f64),
-    /// Not a usable price: why, as a finding says it.
-    Bad(String),
-}
-
-/// A price cell: a positive amount; empty; or a value that is no price (negative, zero, a
-/// placeholder number or word, out of range). Other text is a malformed file.
-fn price_cell(text: &str, column: &str, at: (&str, usize)) -> Result<Cell> {
-    let t = text.trim();
-    if t.is_empty() {
-        return Ok(Cell::Empty);
-    }
-    if PLACEHOLDER_TEXT.iter().any(|p| p.eq_ignore_ascii_case(t)) {
-        return Ok(Cell::Bad(format!("{t:?} is a placeholder, not a price")));
-    }
-    let v = number(t, column, at)?;
-    Ok(if v < 0.0 {
-        Cell::Bad(format!("negative price {t}"))
-    } else if v == 0.0 {
-        Cell::Bad(format!(
-            "zero price {t}: a placeholder or a missing price, not a free instance"
-        ))
-    } else if PLACEHOLDER_AMOUNTS.contains(&v) {
-        Cell::Bad(format!("{t} looks like a placeholder, not a price"))
-    } else if v > 1e7 {
-        Cell::Bad(format!("{t} per hour is outside the plausible range"))
-    } else {
-        Cell::Price(v)
-    })
-}
-
-/// `GpuInfo`'s memory per GPU in MiB: SkyPilot writes a Python-style dict,
-/// `{'Gpus': [{'Name': 'A100', ..., 'MemoryInfo': {'SizeInMiB': 40960}}], ...}`.
-fn gpu_info_mib(text: &str) -> Option<f64> {
-    let at = text.find("MemoryInfo")?;
-    let rest = &text[at..];
-    let rest = &rest[rest.find("SizeInMiB")? + "SizeInMiB".len()..];
-    let rest = rest.trim_start_matches(['\'', '"', ':', ' ']);
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok().filter(|v: &f64| v.is_finite())
 }
 
 /// Row step: one record's fields; counts and sizes must be numbers in range; a price that
@@ -931,132 +778,4 @@ fn zone_prices(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-        let d = dir.join("aws");
-        std::fs::create_dir_all(&d).unwrap();
-        let p = d.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    #[test]
-    fn columns_by_header_zones_merged_and_faults_caught() {
-        let dir = tempfile::tempdir().unwrap();
-        // Column order differs from SkyPilot's AWS file on purpose.
-        let p = write(
-            dir.path(),
-            "vms.csv",
-            "Region,AvailabilityZone,InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice\n\
-             us-east-1,use1-az1,p4d.24xlarge,A100,8,96,1152,,21.957642,7.88\n\
-             us-east-1,use1-az2,p4d.24xlarge,A100,8,96,1152,,21.957642,8.19\n\
-             us-east-1,use1-az3,p4d.24xlarge,A100,8,96,1152,,21.957642,2.4655\n\
-             eastus,z1,Standard_ND96isr_H100_v5,H100,12,96,1900,,98.32,98.32\n\
-             eastus,z1,Standard_NC24ads_A100_v4,A100-80GB,1,24,220,,3.673,0.444433\n\
-             eastus,z1,Custom_A100_box,A100-80GB,1,24,220,,3.673,0.444433\n",
-        );
-        let mut c = Catalog::embedded();
-        c.instances.clear();
-        c.origins.clear();
-        c.extend(import(&p, "2026-11").unwrap());
-        let p4d = c
-            .instances
-            .iter()
-            .find(|i| i.instance_type == "p4d.24xlarge")
-            .unwrap();
-        assert_eq!(p4d.provider, "aws");
-        assert_eq!((p4d.gpu.as_str(), p4d.gpu_count), ("a100-40gb-sxm", 8));
-        // Median of the zones, not the 2.4655 outlier.
-        assert_eq!(p4d.prices[&PricingModel::Spot].amount, 7.88);
-        let f: Vec<String> = c.check().iter().map(|x| x.to_string()).collect();
-        assert!(
-            f.iter()
-                .any(|x| x.contains("Standard_ND96isr_H100_v5") && x.contains("no spot data")),
-            "{f:?}"
-        );
-        assert!(
-            f.iter()
-                .any(|x| x.contains("line 5, column AcceleratorCount")
-                    && x.contains("Standard_ND96isr_H100_v5")
-                    && x.contains("has 8")),
-            "{f:?}"
-        );
-        // The family tells which A100-80GB the NC A100 v4 has; for an unknown family the
-        // name mapping assumes the PCIe card of a 1-GPU instance, and the row says so.
-        let nc = c
-            .instances
-            .iter()
-            .find(|i| i.instance_type == "Standard_NC24ads_A100_v4")
-            .unwrap();
-        assert_eq!(nc.gpu, "a100-80gb-pcie");
-        let custom = c
-            .instances
-            .iter()
-            .find(|i| i.instance_type == "Custom_A100_box")
-            .unwrap();
-        assert_eq!(custom.gpu, "a100-80gb-pcie");
-        let notes = custom.notes.as_deref().unwrap_or("");
-        assert!(notes.contains("assumed a100-80gb-pcie"), "{notes}");
-    }
-
-    #[test]
-    fn crlf_lines_are_numbered_as_an_editor_shows_them_and_fractions_refused() {
-        let text = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region\r\n\
-                    p3.2xlarge,V100,1,8,61,3.06,us-east-1\r\n\
-                    p3.2xlarge,V100,1,8,61,-1,us-west-2\r\n\
-                    half,A100,0.5,4,30.5,0.9,us-west-2\r\n";
-        let c = parse(text.as_bytes(), "crlf.csv", "x", "2026-12-01").unwrap();
-        let f: Vec<String> = c.load_findings.iter().map(|x| x.to_string()).collect();
-        assert!(
-            f.iter()
-                .any(|x| x.contains("line 3, column Price") && x.contains("negative")),
-            "{f:?}"
-        );
-        assert!(
-            f.iter().any(
-                |x| x.contains("line 4, column AcceleratorCount") && x.contains("0.5 of a GPU")
-            ),
-            "{f:?}"
-        );
-        assert!(c.instances.iter().all(|i| i.instance_type != "half"));
-    }
-
-    #[test]
-    fn gcp_host_and_gpu_rows_are_summed() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = write(
-            dir.path(),
-            "gcp.csv",
-            "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
-             a2-highgpu-1g,,,12,85,0.73948,0.2,us-central1,us-central1-a\n\
-             ,A100,1,,,2.93391,1.60385,us-central1,us-central1-a\n\
-             ,A100,2,,,5.86782,3.2077,us-central1,us-central1-a\n",
-        );
-        let c = import(&p, "2026-11").unwrap();
-        assert_eq!(c.instances.len(), 1);
-        let a2 = &c.instances[0];
-        assert_eq!((a2.gpu.as_str(), a2.gpu_count), ("a100-40gb-sxm", 1));
-        assert!((a2.prices[&PricingModel::OnDemand].amount - 3.67339).abs() < 1e-9);
-        assert!((a2.prices[&PricingModel::Spot].amount - 1.80385).abs() < 1e-9);
-    }
-
-    #[test]
-    fn missing_columns_and_bad_numbers_are_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = write(dir.path(), "a.csv", "InstanceType,Price,Region\nx,1,r\n");
-        let e = import(&p, "2026").unwrap_err().to_string();
-        assert!(e.contains("AcceleratorName"), "{e}");
-        let p = write(
-            dir.path(),
-            "b.csv",
-            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nx,T4,1,cheap,r\n",
-        );
-        let e = import(&p, "2026").unwrap_err().to_string();
-        assert!(
-            e.contains("line 2") && e.contains("Price") && e.contains("cheap"),
-            "{e}"
-        );
-    }
-}
+mod tests;
