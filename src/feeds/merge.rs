@@ -23,9 +23,10 @@ pub fn provenance(snaps: &[(String, snapshot::Manifest)]) -> String {
         .map(|(name, m)| {
             let ok = m.files.iter().filter(|f| f.status == "ok").count();
             format!(
-                "{name} {} UTC ({} rows kept, {ok} files)",
+                "{name} {} UTC ({} rows kept, {ok} file{})",
                 m.taken_at.replace('T', " ").trim_end_matches('Z'),
-                m.counts.kept
+                m.counts.kept,
+                if ok == 1 { "" } else { "s" }
             )
         })
         .collect();

@@ -208,15 +208,22 @@ fn report_taken(name: &str, dir: &Path, m: &Manifest, diff: &str, say: &dyn Fn(&
     let mut unmatched: Vec<(&String, &(usize, Vec<String>))> = c.unmatched.iter().collect();
     unmatched.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
     if !unmatched.is_empty() {
+        const SHOWN: usize = 10;
+        let more = unmatched.len().saturating_sub(SHOWN);
         let list: Vec<String> = unmatched
             .iter()
+            .take(SHOWN)
             .map(|(n, (rows, p))| {
                 let s = if *rows == 1 { "" } else { "s" };
                 format!("{n} ({rows} row{s}: {})", p.join(", "))
             })
             .collect();
+        let tail = match more {
+            0 => String::new(),
+            n => format!("; {n} more in manifest.json"),
+        };
         say(&format!(
-            "  not ranked, no catalog GPU: {}",
+            "  not ranked, no catalog GPU: {}{tail}",
             list.join("; ")
         ));
     }
