@@ -73,6 +73,17 @@ pub fn aws_offer(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// A page of Azure's Retail Prices API, as `catalog update --source azure` reads each.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn azure_page(data: &[u8]) -> Outcome {
+    let text = std::str::from_utf8(data).map_err(|e| format!("fuzz-page.json: not UTF-8: {e}"))?;
+    let (c, _next) = crate::feeds::azure::page_rows(text, "fuzz-page.json").map_err(msg)?;
+    let mut all = Catalog::embedded();
+    all.extend(c);
+    let _ = all.check();
+    Ok(())
+}
+
 /// A snapshot manifest, as `catalog update --list` and every command's merge read it.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn snapshot_manifest(data: &[u8]) -> Outcome {

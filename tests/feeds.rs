@@ -590,3 +590,119 @@ fn aws_faults_name_the_offer_file() {
     let o = update(home.path(), &s, &["--source", "aws"]);
     assert!(text(&o).contains("no `Unit` column"), "{}", text(&o));
 }
+
+const AZURE: &str = "prices.azure.com/api/retail/prices";
+
+fn instance<'a>(cat: &'a serde_json::Value, key: (&str, &str, &str)) -> &'a serde_json::Value {
+    cat["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["provider"] == key.0 && i["instance_type"] == key.1 && i["region"] == key.2)
+        .unwrap_or_else(|| panic!("no {key:?}"))
+}
+
+/// Azure's retail prices (real items, three pages): on demand, spot from `skuName`, a
+/// reservation's term price over its hours; Windows, Low Priority, DevTest and a 10-year
+/// term left out; the sizes' GPUs from their families.
+#[test]
+fn azure_pages_give_on_demand_spot_and_reservations_per_hour() {
+    let (_files, home, _s, _stamp) = first_snapshot();
+    let cat = catalog_json(home.path());
+    let a100 = instance(&cat, ("azure", "Standard_NC48ads_A100_v4", "eastus2"));
+    assert_eq!(a100["gpu"], "a100-80gb-pcie");
+    assert_eq!(a100["gpu_count"], 2);
+    assert_eq!(a100["vcpu"], 48);
+    let p = |v: &serde_json::Value, m: &str| v["prices"][m]["amount"].as_f64().unwrap();
+    assert_eq!(p(a100, "on_demand"), 7.346);
+    assert!((p(a100, "reserved_1y") - 42066.0 / 8760.0).abs() < 1e-9);
+    assert!((p(a100, "reserved_3y") - 71642.0 / 26280.0).abs() < 1e-9);
+    let spot = instance(
+        &cat,
+        ("azure", "Standard_ND96ams_A100_v4", "switzerlandwest"),
+    );
+    assert_eq!(p(spot, "spot"), 15.83894);
+    assert!(spot["prices"].get("on_demand").is_none());
+    let json = cat.to_string();
+    for gone in [
+        "Standard_NC80adis_H100_v5",
+        "Standard_NC64as_T4_v3",
+        "italynorth",
+        "Standard_D4as_v7",
+    ] {
+        assert!(!json.contains(gone), "{gone} kept");
+    }
+}
+
+/// An empty page in the middle of the paging is followed (Azure sends them); a link back
+/// to a page already read is a loop: the source fails, its last snapshot stays.
+#[test]
+fn azure_paging_survives_an_empty_page_and_refuses_a_loop() {
+    let (_files, home, s, _stamp) = first_snapshot();
+    s.fail_always(
+        "prices@skip=100&page=2",
+        Fault::Body(br#"{"BillingCurrency":"USD","Items":[],"NextPageLink":"https://prices.azure.com:443/api/retail/prices?$skip=200&page=3","Count":0}"#.to_vec()),
+    );
+    let o = update(home.path(), &s, &["--source", "azure"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("1 empty pages in the middle of the paging, followed"),
+        "{t}"
+    );
+    assert!(t.contains("3 pages"), "{t}");
+    let stamp = std::fs::read_to_string(home.path().join("sources/azure/current")).unwrap();
+    s.clear();
+    s.fail_always(
+        "prices@skip=100&page=2",
+        Fault::Body(br#"{"Items":[],"NextPageLink":"https://prices.azure.com/api/retail/prices?$skip=100&page=2","Count":0}"#.to_vec()),
+    );
+    let o = update(home.path(), &s, &["--source", "azure"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("azure: FAILED") && t.contains("a loop"), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("sources/azure/current")).unwrap(),
+        stamp
+    );
+    let _ = AZURE;
+}
+
+/// The README's run: `scripts/mirror-server.py` over the fixtures (a static server that also
+/// answers Azure's paging by query), then `catalog update --mirror` takes every source.
+#[test]
+fn the_readme_mirror_server_serves_every_source() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut server = match Command::new("python3")
+        .arg(root.join("scripts/mirror-server.py"))
+        .arg(root.join("tests/fixtures/feeds"))
+        .arg("0")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) if !common::in_ci() => return common::skipped(&format!("no python3: {e}")),
+        Err(e) => panic!("CI=true and python3 cannot run: {e}"),
+    };
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_string();
+    let home = tempfile::tempdir().unwrap();
+    let o = run(home.path(), &["catalog", "update", "--mirror", &base]);
+    server.kill().ok();
+    server.wait().ok();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for s in [
+        "skypilot: 1490 rows read",
+        "aws: 15 rows read",
+        "azure: 6 rows read",
+        "3 pages",
+    ] {
+        assert!(t.contains(s), "{s:?} not in {t}");
+    }
+}

@@ -18,6 +18,7 @@ const SEEDS_CSV: &[&str] = &[
     include_str!("../fuzz/corpus/catalog_csv/skypilot-gcp.csv"),
 ];
 const SEEDS_AWS: &[&str] = &[include_str!("../fuzz/corpus/aws_offer/offer-us-east-1.csv")];
+const SEEDS_AZURE: &[&str] = &[include_str!("../fuzz/corpus/azure_page/page1.json")];
 const SEEDS_MANIFEST: &[&str] = &[include_str!(
     "../fuzz/corpus/snapshot_manifest/skypilot.json"
 )];
@@ -247,6 +248,16 @@ fn catalog_csv_never_panics_and_rejections_say_where() {
 #[test]
 fn aws_offer_files_never_panic_and_rejections_say_where() {
     fuzz("aws_offer", "fuzz/index.csv", SEEDS_AWS, fuzzing::aws_offer);
+}
+
+#[test]
+fn azure_pages_never_panic_and_rejections_say_where() {
+    fuzz(
+        "azure_page",
+        "fuzz-page.json",
+        SEEDS_AZURE,
+        fuzzing::azure_page,
+    );
 }
 
 #[test]

@@ -52,6 +52,9 @@ const FAMILY_GPU_COUNTS: &[(&str, u32)] = &[
     ("standard_nc8as_t4_v3", 1),
     ("standard_nc16as_t4_v3", 1),
     ("standard_nc6s_v3", 1),
+    // NVads A10 v5: the 36- and 72-vCPU sizes have 1 and 2 A10s; the smaller ones a share.
+    ("standard_nv36ads_a10_v5", 1),
+    ("standard_nv72ads_a10_v5", 2),
     ("standard_nc12s_v3", 2),
     ("standard_nc24s_v3", 4),
     ("standard_nc24rs_v3", 4),
@@ -59,7 +62,7 @@ const FAMILY_GPU_COUNTS: &[(&str, u32)] = &[
 
 /// The GPU count an instance type implies, and how: spelled out in the name (`gpu_8x_h100`,
 /// `a3-highgpu-8g`, `BM.GPU4.8`) or known for its family (`p4d.24xlarge`, `Standard_ND96*`).
-fn expected_gpu_count(name: &str) -> Option<(u32, &'static str)> {
+pub fn expected_gpu_count(name: &str) -> Option<(u32, &'static str)> {
     if let Some(n) = count_in_name(name) {
         return Some((n, "the instance type names"));
     }

@@ -33,6 +33,7 @@ pub mod spot;
 pub use filters::{Admission, Filters};
 
 pub(crate) use check::PLACEHOLDER_AMOUNTS;
+pub use check::expected_gpu_count;
 pub use check::{AMBIGUOUS_GPU, Checked, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU};
 
 use anyhow::{Context, Result, bail};

@@ -96,6 +96,14 @@ impl Client {
         let rest = url
             .strip_prefix("https://")
             .with_context(|| format!("{}: a feed URL must be https", redact(url)))?;
+        // `https://prices.azure.com:443/...` (Azure's NextPageLink) is the same host as
+        // without the default port: one folder in a mirror.
+        let rest = match rest.split_once('/') {
+            Some((host, path)) if host.ends_with(":443") => {
+                format!("{}/{path}", host.trim_end_matches(":443"))
+            }
+            _ => rest.to_string(),
+        };
         Ok(match &self.mirror {
             Some(base) => format!("{base}/{rest}"),
             None => url.to_string(),
@@ -400,6 +408,11 @@ mod tests {
             c.map_url("https://prices.azure.com/api/retail/prices?$filter=x")
                 .unwrap(),
             "http://127.0.0.1:9/m/prices.azure.com/api/retail/prices?$filter=x"
+        );
+        assert_eq!(
+            c.map_url("https://prices.azure.com:443/api/retail/prices?$skip=1000")
+                .unwrap(),
+            "http://127.0.0.1:9/m/prices.azure.com/api/retail/prices?$skip=1000"
         );
         let direct = Client::new(None, Duration::from_secs(1), 10).unwrap();
         assert!(

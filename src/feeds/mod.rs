@@ -5,6 +5,7 @@
 //! A new source is one file and one line in [`registry`].
 
 pub mod aws;
+pub mod azure;
 pub mod gates;
 pub mod http;
 pub mod merge;
@@ -48,7 +49,7 @@ pub trait Source: Sync {
 
 /// Every source, in `--list` order.
 pub fn registry() -> Vec<&'static dyn Source> {
-    vec![&skypilot::SkyPilot, &aws::Aws]
+    vec![&skypilot::SkyPilot, &aws::Aws, &azure::Azure]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Source> {

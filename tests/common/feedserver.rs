@@ -119,7 +119,15 @@ fn serve(
     let path_only = target.split('?').next().unwrap_or("").to_string();
     let fault = {
         let mut f = faults.lock().unwrap();
-        let key = f.keys().find(|k| path_only.ends_with(k.as_str())).cloned();
+        // A fault names a path's end, or a query's file (`prices@skip=100&page=2`).
+        let selector = match target.split_once('?') {
+            Some((_, q)) => format!("{path_only}@{}", q.replace('$', "")),
+            None => path_only.clone(),
+        };
+        let key = f
+            .keys()
+            .find(|k| selector.ends_with(k.as_str()) || path_only.ends_with(k.as_str()))
+            .cloned();
         key.and_then(|k| {
             let (list, sticky) = f.get_mut(&k)?;
             if *sticky {
@@ -131,7 +139,20 @@ fn serve(
             }
         })
     };
+    // A query picks its own file where one exists (`prices@skip=100` for
+    // `prices?$skip=100`: no `?` or `$` in file names), else the path's file.
     let file = root.join(path_only.trim_start_matches('/'));
+    let file = match target.split_once('?') {
+        Some((_, q)) => {
+            let named = root.join(format!(
+                "{}@{}",
+                path_only.trim_start_matches('/'),
+                q.replace('$', "")
+            ));
+            if named.is_file() { named } else { file }
+        }
+        None => file,
+    };
     let respond = |s: &mut TcpStream, status: &str, extra: &str, body: &[u8]| {
         let head = format!(
             "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",

@@ -31,6 +31,8 @@ pub(super) const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("standard_nd", "isr_h200_v5", "h200-sxm"),
     ("standard_nd", "isr_mi300x_v5", "mi300x"),
     ("standard_nd96amsr_a100_v4", "", "a100-80gb-sxm"),
+    ("standard_nd96ams_a100_v4", "", "a100-80gb-sxm"),
+    ("standard_nv", "ads_a10_v5", "a10"),
     ("standard_nd96asr_v4", "", "a100-40gb-sxm"),
     ("standard_nd40rs_v2", "", "v100-sxm2-32gb"),
     ("standard_nc", "ads_a100_v4", "a100-80gb-pcie"),
