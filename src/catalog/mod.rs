@@ -174,6 +174,19 @@ pub struct Price {
 }
 
 impl Price {
+    /// A list price in USD per hour, dated and sourced by its row (what every feed reads).
+    pub fn list_usd(amount: f64) -> Price {
+        Price {
+            amount,
+            currency: "USD".into(),
+            per: "hour".into(),
+            tier: Some(Tier::List),
+            as_of: None,
+            source: None,
+            interruption: None,
+        }
+    }
+
     /// The date this price was read: its own, else its row's.
     pub fn as_of<'a>(&'a self, inst: &'a Instance) -> &'a str {
         self.as_of.as_deref().unwrap_or(&inst.as_of)
@@ -394,6 +407,23 @@ impl Catalog {
             currency_origins: BTreeMap::new(),
             load_findings: Vec::new(),
             prices_from: self.prices_from.clone(),
+        }
+    }
+
+    /// A catalog of instance rows only (a feed's), each row's origin `origin`.
+    pub fn of_rows(description: &str, origin: &str, instances: Vec<Instance>) -> Catalog {
+        let n = instances.len();
+        Catalog {
+            schema_version: SCHEMA_VERSION,
+            description: Some(description.to_string()),
+            currencies: BTreeMap::new(),
+            gpus: Vec::new(),
+            instances,
+            origins: Origin::all(origin, n),
+            gpu_origins: Vec::new(),
+            currency_origins: BTreeMap::new(),
+            load_findings: Vec::new(),
+            prices_from: None,
         }
     }
 

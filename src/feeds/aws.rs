@@ -20,7 +20,7 @@
 use super::http::{BodyError, Client, FetchError};
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
-use crate::catalog::{Catalog, Confidence, Instance, Origin, Price, PricingModel, Tier};
+use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
@@ -428,19 +428,11 @@ impl Offer {
             };
             instances.push(inst);
         }
-        let n = instances.len();
-        Catalog {
-            schema_version: crate::catalog::SCHEMA_VERSION,
-            description: Some(format!("AWS Price List {}", self.region)),
-            currencies: BTreeMap::new(),
-            gpus: Vec::new(),
+        Catalog::of_rows(
+            &format!("AWS Price List {}", self.region),
+            &format!("aws {}", self.region),
             instances,
-            origins: Origin::all(&format!("aws {}", self.region), n),
-            gpu_origins: Vec::new(),
-            currency_origins: BTreeMap::new(),
-            load_findings: Vec::new(),
-            prices_from: None,
-        }
+        )
     }
 
     fn instance(
@@ -457,15 +449,7 @@ impl Offer {
             return None;
         }
         let od = t.on_demand?;
-        let usd = |amount: f64| Price {
-            amount,
-            currency: "USD".into(),
-            per: "hour".into(),
-            tier: Some(Tier::List),
-            as_of: None,
-            source: None,
-            interruption: None,
-        };
+        let usd = Price::list_usd;
         let mut prices = BTreeMap::new();
         prices.insert(PricingModel::OnDemand, usd(od));
         let mut notes = Vec::new();

@@ -14,7 +14,7 @@
 use super::http::Client;
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
-use crate::catalog::{Catalog, Confidence, Instance, Origin, Price, PricingModel, Tier};
+use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
@@ -206,20 +206,7 @@ fn rows(items: Vec<Item>, fetched_at: &str) -> Catalog {
         let count = crate::catalog::expected_gpu_count(&sku).map_or(0, |c| c.0);
         let prices = prices
             .into_iter()
-            .map(|(m, amount)| {
-                (
-                    m,
-                    Price {
-                        amount,
-                        currency: "USD".into(),
-                        per: "hour".into(),
-                        tier: Some(Tier::List),
-                        as_of: None,
-                        source: None,
-                        interruption: None,
-                    },
-                )
-            })
+            .map(|(m, amount)| (m, Price::list_usd(amount)))
             .collect();
         let vcpu = vcpus_in_name(&sku);
         instances.push(Instance {
@@ -240,17 +227,5 @@ fn rows(items: Vec<Item>, fetched_at: &str) -> Catalog {
             interconnect: None,
         });
     }
-    let n = instances.len();
-    Catalog {
-        schema_version: crate::catalog::SCHEMA_VERSION,
-        description: Some("Azure Retail Prices API".into()),
-        currencies: BTreeMap::new(),
-        gpus: Vec::new(),
-        instances,
-        origins: Origin::all("azure retail prices", n),
-        gpu_origins: Vec::new(),
-        currency_origins: BTreeMap::new(),
-        load_findings: Vec::new(),
-        prices_from: None,
-    }
+    Catalog::of_rows("Azure Retail Prices API", "azure retail prices", instances)
 }

@@ -740,16 +740,8 @@ fn zone_prices(
         "the zones' median is used",
         found,
     );
-    let usd = |amount: f64| Price {
-        amount,
-        currency: "USD".into(),
-        per: "hour".into(),
-        // A dated snapshot of the providers' own prices.
-        tier: Some(crate::catalog::Tier::List),
-        as_of: None,
-        source: None,
-        interruption: None,
-    };
+    // A dated snapshot of the providers' own prices.
+    let usd = Price::list_usd;
     let mut prices = BTreeMap::new();
     let mut od: Vec<f64> = rows
         .iter()
