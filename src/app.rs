@@ -243,6 +243,9 @@ pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
     }
     let home = crate::feeds::snapshot::home()?;
     let (mut c, from) = crate::feeds::merge::with_snapshots(Catalog::embedded(), &home)?;
+    for f in c.load_findings.iter().filter(|f| f.path == "current") {
+        warn!("warning: {}", f.message);
+    }
     c.prices_from = from;
     sources.load_onto(c)
 }

@@ -706,3 +706,39 @@ fn the_readme_mirror_server_serves_every_source() {
         assert!(t.contains(s), "{s:?} not in {t}");
     }
 }
+
+/// A damaged snapshot (its `current` names a folder that is gone) stops no command: its
+/// prices are left out with a warning naming the source, the others still rank.
+#[test]
+fn a_damaged_snapshot_is_left_out_with_a_warning() {
+    let (_files, home, _s, _stamp) = first_snapshot();
+    std::fs::write(
+        home.path().join("sources/skypilot/current"),
+        "20990101T000000Z\n",
+    )
+    .unwrap();
+    let o = run(home.path(), &["rank", "--top", "2"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("the skypilot snapshot does not load") && t.contains("--source skypilot"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Prices from: snapshots aws") && !t.contains(", skypilot 20"),
+        "{t}"
+    );
+    // The manifest records a missing region's file as missing.
+    let aws = std::fs::read_to_string(home.path().join("sources/aws/current")).unwrap();
+    let m = std::fs::read_to_string(
+        home.path()
+            .join("sources/aws")
+            .join(aws.trim())
+            .join("manifest.json"),
+    )
+    .unwrap();
+    assert!(
+        m.contains("\"missing (404)\"") && m.contains("us-west-2/index.csv"),
+        "{m}"
+    );
+}

@@ -76,8 +76,9 @@ impl Source for Aws {
             });
             let (offer, meta) = match got {
                 Ok(x) => x,
-                Err(FetchError::NotFound(_)) => {
+                Err(FetchError::NotFound(u)) => {
                     notes.push(format!("{region}: no offer file (404): skipped"));
+                    files.push(FileRecord::missing(&u, &fetched_at));
                     continue;
                 }
                 Err(e) => bail!("{e}"),

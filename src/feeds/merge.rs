@@ -38,11 +38,26 @@ pub fn provenance(snaps: &[(String, snapshot::Manifest)]) -> String {
 pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option<String>)> {
     let names = snapshot::sources_with_snapshots(home);
     let mut snaps = Vec::new();
+    let mut unreadable = Vec::new();
     for name in names {
-        if let Some(s) = snapshot::current(home, &name)? {
-            snaps.push((name, s));
+        // A damaged snapshot (edited by hand, a disk error) must not stop every command:
+        // its prices are left out, and the catalog's findings say so.
+        match snapshot::current(home, &name) {
+            Ok(Some(s)) => snaps.push((name, s)),
+            Ok(None) => {}
+            Err(e) => unreadable.push(Finding {
+                severity: Severity::Warning,
+                file: format!("{SNAPSHOT_PREFIX}{name}"),
+                path: "current".into(),
+                row: name.clone(),
+                message: format!(
+                    "the {name} snapshot does not load ({e:#}): its prices are not used; `gpuvalue catalog update --source {name}` takes a new one"
+                ),
+                instance: None,
+            }),
         }
     }
+    base.load_findings.extend(unreadable);
     if snaps.is_empty() {
         return Ok((base, None));
     }

@@ -91,15 +91,10 @@ impl Source for SkyPilot {
                 }
                 Ok(None) => {
                     notes.push(format!("{}: no vms.csv (404): skipped", CLOUDS[i]));
-                    files.push(FileRecord {
-                        url: url(CLOUDS[i]),
-                        fetched_at: crate::files::now_rfc3339(),
-                        server_date: None,
-                        etag: None,
-                        sha256: String::new(),
-                        bytes: 0,
-                        status: "missing (404)".into(),
-                    });
+                    files.push(FileRecord::missing(
+                        &url(CLOUDS[i]),
+                        &crate::files::now_rfc3339(),
+                    ));
                 }
                 Err(e) => errors.push(e),
             }

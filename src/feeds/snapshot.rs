@@ -42,6 +42,21 @@ pub struct FileRecord {
     pub status: String,
 }
 
+impl FileRecord {
+    /// A file the feed did not have (404).
+    pub fn missing(url: &str, fetched_at: &str) -> FileRecord {
+        FileRecord {
+            url: url.to_string(),
+            fetched_at: fetched_at.to_string(),
+            server_date: None,
+            etag: None,
+            sha256: String::new(),
+            bytes: 0,
+            status: "missing (404)".into(),
+        }
+    }
+}
+
 /// What a source's fetch read, kept and refused.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Counts {
