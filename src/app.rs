@@ -28,10 +28,12 @@ macro_rules! warn {
 }
 
 /// A message for standard error: escaped for the terminal, wrapped to its width when
-/// standard error is one.
+/// standard error is one, or to `$COLUMNS` when the user set it (a width asked for is a
+/// width kept, in a pipe too); otherwise one message stays one line for grep.
 pub fn stderr_text(s: &str) -> String {
     let s = report::fmt::term_text(s);
-    if console::Term::stderr().is_term() {
+    let asked = std::env::var("COLUMNS").is_ok_and(|c| c.trim().parse::<usize>().is_ok());
+    if console::Term::stderr().is_term() || asked {
         report::term::wrap(&s)
     } else {
         s
