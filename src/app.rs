@@ -393,13 +393,12 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
 fn refuse_bad_user_rows(checked: &crate::catalog::Checked<'_>, skip: bool) -> Result<()> {
     use crate::catalog::{MISMATCH_GPU, NOT_GPU, UNSPECIFIED_GPU};
     let not_data_error = |f: &crate::catalog::Finding| {
-        (f.path.ends_with(".gpu") || f.path.ends_with("column AcceleratorName"))
-            && f.instance.is_some_and(|i| {
-                let g = &checked.catalog.instances[i].gpu;
-                [UNSPECIFIED_GPU, NOT_GPU, MISMATCH_GPU]
-                    .iter()
-                    .any(|p| g.starts_with(p))
-            })
+        f.instance.is_some_and(|i| {
+            let g = &checked.catalog.instances[i].gpu;
+            [UNSPECIFIED_GPU, NOT_GPU, MISMATCH_GPU]
+                .iter()
+                .any(|p| g.starts_with(p))
+        })
     };
     let bad: Vec<String> = checked
         .findings

@@ -96,15 +96,7 @@ impl Source for Aws {
                 offer.published.as_deref().unwrap_or("not stated")
             ));
             let c = offer.into_catalog(&meta.url, &fetched_at, &meta.sha256);
-            files.push(FileRecord {
-                url: meta.url,
-                fetched_at,
-                server_date: meta.server_date,
-                etag: meta.etag,
-                sha256: meta.sha256,
-                bytes: meta.bytes,
-                status: "ok".into(),
-            });
+            files.push(meta.record(&fetched_at));
             match &mut all {
                 Some(a) => a.extend(c),
                 None => all = Some(c),
@@ -305,7 +297,7 @@ fn scan_rows<R: BufRead>(r: &mut R, offer: &mut Offer, c: &Cols) -> Result<(), B
 }
 
 fn read_err(e: &std::io::Error) -> BodyError {
-    super::http::io_error(e, 0)
+    super::http::io_error(e)
 }
 
 /// One CSV line (RFC 4180: quoted fields with doubled quotes, or bare ones) as a record.

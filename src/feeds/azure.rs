@@ -12,7 +12,6 @@
 //! a link seen twice is a loop, and more than `MAX_PAGES` pages is refused.
 
 use super::http::Client;
-use super::snapshot::FileRecord;
 use super::{Fetch, Source};
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
@@ -94,23 +93,16 @@ impl Source for Azure {
             }
             let f = http.get(&u).map_err(|e| anyhow::anyhow!("{e}"))?;
             let page: Page = crate::files::parse_json(
-                std::str::from_utf8(&f.body).with_context(|| format!("{}: not UTF-8", f.url))?,
-                &f.url,
+                std::str::from_utf8(&f.body)
+                    .with_context(|| format!("{}: not UTF-8", f.meta.url))?,
+                &f.meta.url,
             )?;
             if page.items.is_empty() && page.next.is_some() {
                 empty += 1;
             }
             items.extend(page.items);
             url = page.next.filter(|n| !n.trim().is_empty());
-            files.push(FileRecord {
-                url: f.url,
-                fetched_at: fetched_at.clone(),
-                server_date: f.server_date,
-                etag: f.etag,
-                bytes: f.body.len() as u64,
-                sha256: f.sha256,
-                status: "ok".into(),
-            });
+            files.push(f.meta.record(&fetched_at));
         }
         let n_items = items.len();
         let catalog = rows(items, &fetched_at);

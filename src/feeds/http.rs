@@ -41,13 +41,8 @@ const MAX_RETRY_AFTER_S: u64 = 60;
 /// A fetched body and what the server said about it.
 #[derive(Debug, Clone)]
 pub struct Fetched {
-    /// The feed's URL as recorded (secrets redacted), not the mirror's.
-    pub url: String,
     pub body: Vec<u8>,
-    /// The server's `Date` and `ETag` headers, where sent.
-    pub server_date: Option<String>,
-    pub etag: Option<String>,
-    pub sha256: String,
+    pub meta: Meta,
 }
 
 /// Why a fetch failed, in words that name the URL.
@@ -112,28 +107,12 @@ impl Client {
 
     /// GET a body; a 404 is [`FetchError::NotFound`].
     pub fn get(&self, url: &str) -> std::result::Result<Fetched, FetchError> {
-        self.call(url, None)
-    }
-
-    /// POST a JSON body.
-    pub fn post_json(&self, url: &str, json: &str) -> std::result::Result<Fetched, FetchError> {
-        self.call(url, Some(json))
-    }
-
-    fn call(&self, url: &str, json: Option<&str>) -> std::result::Result<Fetched, FetchError> {
-        let max = self.max_bytes;
-        let (body, meta) = self.request(url, json, &mut |r| {
+        let (body, meta) = self.stream(url, &mut |r| {
             let mut body = Vec::new();
-            r.read_to_end(&mut body).map_err(|e| io_error(&e, max))?;
+            r.read_to_end(&mut body).map_err(|e| io_error(&e))?;
             Ok(body)
         })?;
-        Ok(Fetched {
-            url: meta.url,
-            body,
-            server_date: meta.server_date,
-            etag: meta.etag,
-            sha256: meta.sha256,
-        })
+        Ok(Fetched { body, meta })
     }
 
     /// GET a body and hand it to `consume` as it arrives, never held whole (the AWS offer
@@ -144,15 +123,6 @@ impl Client {
         url: &str,
         consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
     ) -> std::result::Result<(T, Meta), FetchError> {
-        self.request(url, None, consume)
-    }
-
-    fn request<T>(
-        &self,
-        url: &str,
-        json: Option<&str>,
-        consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
-    ) -> std::result::Result<(T, Meta), FetchError> {
         let shown = redact_url(url);
         let fail = |m: String| FetchError::Other(redact(&format!("{shown}: {m}")));
         let target = self
@@ -160,7 +130,7 @@ impl Client {
             .map_err(|e| FetchError::Other(e.to_string()))?;
         let mut last = String::new();
         for attempt in 1..=ATTEMPTS {
-            match self.once(&target, json, consume) {
+            match self.once(&target, consume) {
                 Ok(Outcome::Body(value, mut meta)) => {
                     meta.url = shown;
                     return Ok((value, meta));
@@ -183,20 +153,15 @@ impl Client {
     fn once<T>(
         &self,
         target: &str,
-        json: Option<&str>,
         consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
     ) -> std::result::Result<Outcome<T>, (String, Option<Duration>)> {
         let mut at = target.to_string();
         for _ in 0..=MAX_REDIRECTS {
-            let resp = match json {
-                Some(j) => self
-                    .agent
-                    .post(&at)
-                    .header("Content-Type", "application/json")
-                    .send(j),
-                None => self.agent.get(&at).call(),
-            };
-            let mut resp = resp.map_err(|e| (transport(&e), None))?;
+            let mut resp = self
+                .agent
+                .get(&at)
+                .call()
+                .map_err(|e| (transport(&e), None))?;
             let status = resp.status().as_u16();
             let header = |h: &str| {
                 resp.headers()
@@ -273,6 +238,21 @@ impl Client {
     }
 }
 
+impl Meta {
+    /// The manifest's record of this file, fetched at `fetched_at`.
+    pub fn record(&self, fetched_at: &str) -> super::snapshot::FileRecord {
+        super::snapshot::FileRecord {
+            url: self.url.clone(),
+            fetched_at: fetched_at.to_string(),
+            server_date: self.server_date.clone(),
+            etag: self.etag.clone(),
+            sha256: self.sha256.clone(),
+            bytes: self.bytes,
+            status: "ok".into(),
+        }
+    }
+}
+
 /// What the server said about a body, and what it was.
 #[derive(Debug, Clone)]
 pub struct Meta {
@@ -296,7 +276,7 @@ pub enum BodyError {
 }
 
 /// A read error of a body as a [`BodyError`]: over the cap, or cut short.
-pub fn io_error(e: &std::io::Error, _max: u64) -> BodyError {
+pub fn io_error(e: &std::io::Error) -> BodyError {
     if e.kind() == std::io::ErrorKind::FileTooLarge {
         BodyError::TooLarge
     } else {

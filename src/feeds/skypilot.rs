@@ -135,22 +135,14 @@ fn cloud_rows(http: &Client, cloud: &str) -> CloudRows {
     let name = format!("skypilot v8 {cloud}/vms.csv");
     let day = &fetched_at[..10];
     let mut c = crate::catalog::csv_import::parse(&f.body, &name, cloud, day)
-        .map_err(|e| format!("{}: {e:#}", f.url))?;
-    let short = &f.sha256[..12];
+        .map_err(|e| format!("{}: {e:#}", f.meta.url))?;
+    let short = &f.meta.sha256[..12];
     for inst in &mut c.instances {
         inst.source = format!(
             "SkyPilot catalog v8 {cloud}/vms.csv ({}), fetched {fetched_at}, sha256 {short}",
-            f.url
+            f.meta.url
         );
     }
-    let record = FileRecord {
-        url: f.url.clone(),
-        fetched_at,
-        server_date: f.server_date,
-        etag: f.etag,
-        sha256: f.sha256,
-        bytes: f.body.len() as u64,
-        status: "ok".into(),
-    };
+    let record = f.meta.record(&fetched_at);
     Ok(Some((c, record)))
 }
