@@ -19,7 +19,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             if os.path.isfile(named):
                 return named
             named = plain + "@" + query.replace("$", "")
-            if os.path.isfile(named):
+            if os.path.isfile(named) or os.path.isdir(plain):
+                # An API call on a folder (`https://host/?Action=...`) without its answer
+                # is not found, not a folder listing.
                 return named
         return plain
 

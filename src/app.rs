@@ -228,23 +228,26 @@ fn show(a: cli::ShowArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The catalog the options name: embedded or --catalog, then each --catalog-add.
-/// The catalog the options name: the embedded one, replaced by `--catalog`, extended by
-/// each `--catalog-add` (JSON, or CSV with `--csv-as-of`).
+/// The catalog the options name: the embedded one with the snapshots' prices, replaced by
+/// `--catalog`, extended by each `--catalog-add` (JSON, or CSV with `--csv-as-of`).
 ///
-/// Without `--catalog` and `--offline`, the prices of each source's current snapshot
-/// (`catalog update`) replace the embedded copies of the same feeds first.
+/// The snapshots are, per source, the current one `catalog update` took, else the one built
+/// into the binary; `--offline` uses only the built-in ones, `--catalog` none.
 pub fn load_catalog(src: &cli::CatalogSource) -> Result<Catalog> {
     let sources = crate::catalog::load::Sources {
         catalog: src.catalog.as_deref(),
         add: &src.catalog_add,
         csv_as_of: src.csv_as_of.as_deref(),
     };
-    if src.offline || src.catalog.is_some() {
+    if src.catalog.is_some() {
         return sources.load();
     }
-    let home = crate::feeds::snapshot::home()?;
-    let (mut c, from) = crate::feeds::merge::with_snapshots(Catalog::embedded(), &home)?;
+    let home = if src.offline {
+        None
+    } else {
+        Some(crate::feeds::snapshot::home()?)
+    };
+    let (mut c, from) = crate::feeds::merge::with_snapshots(Catalog::embedded(), home.as_deref())?;
     for f in c.load_findings.iter().filter(|f| f.path == "current") {
         warn!("warning: {}", f.message);
     }

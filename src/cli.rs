@@ -145,8 +145,8 @@ pub struct CatalogSource {
     /// price is not used), e.g. 2026-11-29.
     #[arg(long, value_name = "DATE")]
     pub csv_as_of: Option<String>,
-    /// Ignore the price snapshots of `catalog update`: the embedded catalog's prices only
-    /// (as with --catalog).
+    /// Ignore the price snapshots `catalog update` took: the prices built into the binary
+    /// only (the hand-kept rows and the built-in feed snapshots).
     #[arg(long)]
     pub offline: bool,
 }

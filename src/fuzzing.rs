@@ -91,7 +91,13 @@ pub fn snapshot_manifest(data: &[u8]) -> Outcome {
         std::str::from_utf8(data).map_err(|e| format!("fuzz-manifest.json: not UTF-8: {e}"))?;
     let m: crate::feeds::snapshot::Manifest =
         crate::files::parse_json(text, "fuzz-manifest.json").map_err(msg)?;
-    let _ = crate::feeds::merge::provenance(&[("fuzz".into(), m)]);
+    let _ = crate::feeds::merge::provenance(&[crate::feeds::snapshot::InUse {
+        name: "fuzz".into(),
+        manifest: m,
+        catalog: crate::catalog::Catalog::of_rows("", "", Vec::new()),
+        risks: Vec::new(),
+        embedded: false,
+    }]);
     Ok(())
 }
 

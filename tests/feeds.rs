@@ -167,6 +167,17 @@ fn update_from_a_mirror_then_rank_the_market() {
             .contains("SkyPilot"),
         "{p4d}"
     );
+    // ... with the interruption band AWS's Spot Advisor publishes for it (us-east-1, Linux:
+    // `{"s": 67, "r": 2}`, range 2 = "10-15%").
+    let risk = &p4d["prices"]["spot"]["interruption"];
+    assert_eq!(risk["band"], "10-15%", "{p4d}");
+    assert!(
+        risk["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("AWS Spot Instance Advisor"),
+        "{p4d}"
+    );
     // The notes say which snapshot the prices came from.
     let o = run(home.path(), &["rank", "--top", "3"]);
     let t = text(&o);
@@ -174,9 +185,14 @@ fn update_from_a_mirror_then_rank_the_market() {
         t.contains("Prices from: snapshots aws 20") && t.contains(", skypilot 20"),
         "{t}"
     );
-    // --offline ignores it.
+    // --offline ignores them: only the snapshot built into the binary.
     let o = run(home.path(), &["rank", "--top", "3", "--offline"]);
-    assert!(!text(&o).contains("Prices from"), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("Prices from: snapshots skypilot 2026-12-03 00:00:00 UTC (built in,")
+            && !t.contains("aws 20"),
+        "{t}"
+    );
 }
 
 /// After a failed or refused update: exit status 1, the source and the fault named, the
@@ -741,4 +757,206 @@ fn a_damaged_snapshot_is_left_out_with_a_warning() {
         m.contains("\"missing (404)\"") && m.contains("us-west-2/index.csv"),
         "{m}"
     );
+}
+
+/// The manifest fields that depend on the run, not the files: the test server's date,
+/// ETag and address, and the version of the binary.
+fn manifest_of_the_files(m: &mut serde_json::Value) {
+    let o = m.as_object_mut().unwrap();
+    o.remove("mirror");
+    o.remove("gpuvalue_version");
+    for f in o["files"].as_array_mut().unwrap() {
+        let f = f.as_object_mut().unwrap();
+        f.remove("server_date");
+        f.remove("etag");
+    }
+}
+
+/// The day the public copies in tests/fixtures/feeds were read (their README), as
+/// SOURCE_DATE_EPOCH: 2026-12-03T00:00:00Z.
+const FIXTURES_READ: &str = "1796256000";
+
+#[test]
+fn embedded_snapshot_is_the_fixtures_rebuilt() {
+    let files = fixtures_copy();
+    let home = tempfile::tempdir().unwrap();
+    let s = Server::start(files.path());
+    let o = Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .args([
+            "catalog", "update", "--source", "skypilot", "--mirror", &s.base,
+        ])
+        .env("GPUVALUE_HOME", home.path())
+        .env("SOURCE_DATE_EPOCH", FIXTURES_READ)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let snap = home.path().join("sources/skypilot/20261203T000000Z");
+    let rows = std::fs::read_to_string(snap.join("catalog.json")).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(snap.join("manifest.json")).unwrap())
+            .unwrap();
+    let raw = manifest.clone();
+    manifest_of_the_files(&mut manifest);
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/data/snapshots/skypilot");
+    if std::env::var_os("GPUVALUE_BLESS").is_some() {
+        // As built: the run's version; not the test server's date, ETag and address.
+        let mut m = raw.clone();
+        for f in m["files"].as_array_mut().unwrap() {
+            let f = f.as_object_mut().unwrap();
+            f.remove("server_date");
+            f.remove("etag");
+        }
+        m["mirror"] = "tests/fixtures/feeds (public copies read 2026-12-03; see its README)".into();
+        std::fs::write(built_in.join("catalog.json"), &rows).unwrap();
+        let m = serde_json::to_string_pretty(&m).unwrap() + "\n";
+        std::fs::write(built_in.join("manifest.json"), m).unwrap();
+    }
+    let want_rows = std::fs::read_to_string(built_in.join("catalog.json")).unwrap();
+    let mut want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(built_in.join("manifest.json")).unwrap())
+            .unwrap();
+    manifest_of_the_files(&mut want);
+    assert!(
+        rows == want_rows && manifest == want,
+        "src/data/snapshots/skypilot is not what `catalog update` makes of the fixtures: \
+         rebuild it with GPUVALUE_BLESS=1 cargo test --release --test feeds embedded_snapshot"
+    );
+    // Offline, a fresh machine ranks the same rows: the built-in snapshot is in use.
+    let empty = tempfile::tempdir().unwrap();
+    let offline = catalog_json_with(empty.path(), &["--offline"]);
+    let fetched = catalog_json(home.path());
+    assert_eq!(
+        offline["instances"].as_array().unwrap().len(),
+        fetched["instances"].as_array().unwrap().len()
+    );
+}
+
+fn catalog_json_with(home: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["catalog", "--format", "json"];
+    args.extend_from_slice(extra);
+    let o = run(home, &args);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Fake keys, each a value no fixture contains.
+const KEYS: &[(&str, &str)] = &[
+    ("LAMBDA_API_KEY", "secret_lambda_7f3a9c1e55"),
+    ("ALIBABA_CLOUD_ACCESS_KEY_ID", "LTAI5tSecretId9b2c"),
+    ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "aliSecretKey4d8e1f"),
+    ("TENCENTCLOUD_SECRET_ID", "AKIDsecretTencent0c4a"),
+    ("TENCENTCLOUD_SECRET_KEY", "tcSecretKey6e1b9d"),
+];
+
+fn run_keyed(home: &Path, args: &[&str], keys: bool) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpuvalue"));
+    c.args(args)
+        .env("GPUVALUE_HOME", home)
+        .env_remove("GPUVALUE_MIRROR")
+        .env("COLUMNS", "10000")
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    for (k, v) in KEYS {
+        if keys {
+            c.env(k, v);
+        } else {
+            c.env_remove(k);
+        }
+    }
+    c.output().expect("run gpuvalue")
+}
+
+/// Every file under `dir`, as text.
+fn everything_under(dir: &Path, out: &mut String) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            everything_under(&p, out);
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+}
+
+#[test]
+fn keyed_sources_skip_without_keys_and_never_write_a_key() {
+    let files = fixtures_copy();
+    let s = Server::start(files.path());
+    let home = tempfile::tempdir().unwrap();
+    let keyed = [
+        "catalog",
+        "update",
+        "--source",
+        "lambda",
+        "--source",
+        "alibaba",
+        "--source",
+        "tencent",
+        "--mirror",
+        &s.base,
+        "--timeout",
+        "5",
+    ];
+    // Without their keys: skipped and said, not a failure; nothing written for them.
+    let o = run_keyed(home.path(), &keyed, false);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("lambda: skipped: set LAMBDA_API_KEY"), "{t}");
+    assert!(
+        t.contains("tencent: skipped: set TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"),
+        "{t}"
+    );
+    assert!(!home.path().join("sources/lambda").exists());
+    // With them (fake keys; the mirror answers from files): every source priced.
+    let mut all = String::new();
+    let o = run_keyed(home.path(), &keyed, true);
+    all.push_str(&text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    for args in [
+        &["catalog", "--format", "json"][..],
+        &["catalog", "update", "--list"],
+        &["rank", "--provider", "tencent", "--currency", "CNY"],
+        &["catalog", "check"],
+    ] {
+        let o = run_keyed(home.path(), args, true);
+        all.push_str(&text(&o));
+    }
+    let cat = catalog_json(home.path());
+    let h100 = instance(&cat, ("lambda", "gpu_8x_h100_sxm5", "asia-northeast-1"));
+    assert_eq!(h100["prices"]["on_demand"]["amount"], 31.92, "{h100}");
+    assert!(
+        h100["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("Lambda Cloud API")
+    );
+    let a10 = instance(&cat, ("alibaba", "ecs.gn7i-c8g1.2xlarge", "cn-beijing"));
+    assert_eq!(a10["prices"]["on_demand"]["amount"], 9.5326, "{a10}");
+    assert!(
+        a10["source"].as_str().unwrap().contains("DescribePrice"),
+        "{a10}"
+    );
+    assert_eq!(a10["as_of"], cat_day(&a10["source"]));
+    // Zone 1 answers "sold out", zone 2 has no answer, zone 3 sells it.
+    let gn7 = instance(&cat, ("tencent", "GN7.2XLARGE32", "ap-beijing"));
+    assert!(
+        gn7["source"].as_str().unwrap().contains("ap-beijing-3"),
+        "{gn7}"
+    );
+    // No key in anything written or shown, nor in anything the mirror received.
+    everything_under(home.path(), &mut all);
+    all.push_str(&s.seen.lock().unwrap().join("\n"));
+    for (var, value) in KEYS {
+        assert!(
+            !all.contains(value),
+            "{var}'s value was written or sent to the mirror"
+        );
+    }
+}
+
+/// The day in a source's "fetched YYYY-MM-DDT..." text.
+fn cat_day(source: &serde_json::Value) -> String {
+    let s = source.as_str().unwrap();
+    let i = s.find("fetched ").unwrap() + 8;
+    s[i..i + 10].to_string()
 }

@@ -27,6 +27,9 @@ use std::io::{BufRead, BufReader, Read};
 
 pub const BASE: &str = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current";
 
+/// AWS's Spot Instance Advisor: per region and type, the savings and the interruption band.
+pub const ADVISOR: &str = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json";
+
 /// The regions read: the four with the broadest GPU offer (each file is 300-600 MB).
 pub const REGIONS: &[&str] = &["us-east-1", "us-east-2", "us-west-2", "eu-west-1"];
 
@@ -70,7 +73,7 @@ impl Source for Aws {
         let (mut files, mut notes) = (Vec::new(), Vec::new());
         for region in REGIONS {
             let url = format!("{BASE}/{region}/index.csv");
-            let fetched_at = crate::files::now_rfc3339();
+            let fetched_at = super::now();
             let got = http.stream(&url, &mut |r| {
                 parse_offer(BufReader::with_capacity(1 << 20, r), region)
             });
@@ -105,12 +108,110 @@ impl Source for Aws {
         let Some(catalog) = all else {
             bail!("no region's offer file could be read");
         };
+        // The interruption bands of the spot prices other feeds carry: their absence
+        // costs no price, so it is said, not a failure.
+        let fetched_at = super::now();
+        let risks = match http.get(ADVISOR) {
+            Ok(f) => {
+                let risks = spot_advisor(&f.body, &catalog, &fetched_at, &f.meta.sha256)
+                    .map_err(|e| anyhow::anyhow!("{ADVISOR}: {e:#}"))?;
+                notes.push(format!(
+                    "spot advisor: interruption bands for {} type-region pairs of GPU types",
+                    risks.len()
+                ));
+                files.push(f.meta.record(&fetched_at));
+                risks
+            }
+            Err(FetchError::NotFound(u)) => {
+                notes.push("spot advisor: no file (404): spot prices keep no band".into());
+                files.push(FileRecord::missing(&u, &fetched_at));
+                Vec::new()
+            }
+            Err(e) => bail!("{e}"),
+        };
         Ok(Fetch {
             catalog,
+            risks,
             files,
             notes,
         })
     }
+}
+
+/// The Spot Advisor file (`{"ranges": [{"index", "label", ...}], "spot_advisor": {region:
+/// {"Linux": {type: {"s": savings %, "r": range index}}}}, ...}`): the Linux band of every
+/// GPU instance type in `rows`, in every region the file has.
+pub fn spot_advisor(
+    body: &[u8],
+    rows: &Catalog,
+    fetched_at: &str,
+    sha256: &str,
+) -> Result<Vec<super::snapshot::Risk>> {
+    use crate::catalog::spot::{Band, Interruption};
+    #[derive(serde::Deserialize)]
+    struct Range {
+        index: usize,
+        label: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Advice {
+        r: usize,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        ranges: Vec<Range>,
+        spot_advisor: BTreeMap<String, BTreeMap<String, BTreeMap<String, Advice>>>,
+    }
+    let text = std::str::from_utf8(body).map_err(|e| anyhow::anyhow!("not UTF-8: {e}"))?;
+    let f: File = crate::files::parse_json(text, "spot-advisor-data.json")?;
+    let mut bands: HashMap<usize, Band> = HashMap::new();
+    for r in &f.ranges {
+        let b: Band =
+            serde_json::from_value(serde_json::Value::String(r.label.clone())).map_err(|_| {
+                anyhow::anyhow!(
+                    "ranges[{}]: label {:?} is not a known band (<5%, 5-10%, 10-15%, 15-20%, >20%)",
+                    r.index,
+                    r.label
+                )
+            })?;
+        bands.insert(r.index, b);
+    }
+    let gpu_types: std::collections::BTreeSet<&str> = rows
+        .instances
+        .iter()
+        .map(|i| i.instance_type.as_str())
+        .collect();
+    let as_of = fetched_at[..10].to_string();
+    let source = format!(
+        "AWS Spot Instance Advisor ({ADVISOR}), fetched {fetched_at}, sha256 {}",
+        &sha256[..12.min(sha256.len())]
+    );
+    let mut out = Vec::new();
+    for (region, oses) in &f.spot_advisor {
+        let Some(linux) = oses.get("Linux") else {
+            continue;
+        };
+        for (t, a) in linux.iter().filter(|(t, _)| gpu_types.contains(t.as_str())) {
+            let Some(band) = bands.get(&a.r) else {
+                bail!(
+                    "spot_advisor.{region}.Linux.{t}: range {} is not in `ranges`",
+                    a.r
+                );
+            };
+            out.push(super::snapshot::Risk {
+                provider: "aws".into(),
+                instance_type: t.clone(),
+                region: region.clone(),
+                interruption: Interruption {
+                    band: Some(*band),
+                    max_run_hours: None,
+                    as_of: as_of.clone(),
+                    source: source.clone(),
+                },
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// One region's GPU rows as read from its offer file.

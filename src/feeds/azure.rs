@@ -77,7 +77,7 @@ impl Source for Azure {
         &["azure"]
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let fetched_at = crate::files::now_rfc3339();
+        let fetched_at = super::now();
         let mut url = Some(FIRST_PAGE.to_string());
         let mut seen = HashSet::new();
         let (mut items, mut files, mut empty) = (Vec::new(), Vec::new(), 0);
@@ -118,6 +118,7 @@ impl Source for Azure {
         }
         Ok(Fetch {
             catalog,
+            risks: Vec::new(),
             files,
             notes,
         })

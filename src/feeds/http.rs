@@ -10,6 +10,10 @@
 //!   mirror), at most 5.
 //! - Mirrors: with a base, `https://HOST/PATH?QUERY` is fetched as `BASE/HOST/PATH?QUERY`, so
 //!   any static web server over a directory laid out by host mirrors every feed.
+//! - Requests that carry a key (a signed API call, a bearer token) or a body (a POST): a
+//!   mirror is asked with a plain GET of `BASE/HOST/PATH?PARAMS`, where PARAMS are the
+//!   request's own parameters without credentials or signature, sorted ([`Request::mirror`]):
+//!   a key never reaches a mirror, and a static server answers it from a file.
 //! - Secrets: a URL is recorded and shown with its secret query values (`key`, `api_key`,
 //!   `token`, ...) replaced by `REDACTED`, and every message passes through [`redact`].
 
@@ -26,6 +30,7 @@ const SECRET_PARAMS: &[&str] = &[
     "token",
     "access_token",
     "signature",
+    "accesskeyid",
 ];
 /// Environment variables that hold keys; their values never appear in anything written.
 pub const KEY_VARS: &[&str] = &[
@@ -33,10 +38,56 @@ pub const KEY_VARS: &[&str] = &[
     "LAMBDA_API_KEY",
     "VAST_API_KEY",
     "RUNPOD_API_KEY",
+    "ALIBABA_CLOUD_ACCESS_KEY_ID",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+    "TENCENTCLOUD_SECRET_ID",
+    "TENCENTCLOUD_SECRET_KEY",
 ];
 const ATTEMPTS: u32 = 3;
 const MAX_REDIRECTS: u32 = 5;
 const MAX_RETRY_AFTER_S: u64 = 60;
+
+/// A request beyond a plain GET of a public URL.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The feed's URL (recorded redacted).
+    pub url: String,
+    /// A JSON body: sent as a POST.
+    pub body: Option<Vec<u8>>,
+    /// Headers (a signature, a bearer token): never sent to a mirror, never recorded.
+    pub headers: Vec<(String, String)>,
+    /// The request's parameters without credentials or signature: the query a mirror is
+    /// asked with (sorted), and what the manifest records beside the URL.
+    pub mirror: Vec<(String, String)>,
+}
+
+impl Request {
+    /// The URL a mirror is asked: `BASE/HOST/PATH` of the feed URL without its query, with
+    /// the sorted non-secret parameters as the query.
+    fn mirror_url(&self) -> String {
+        let path = self.url.split('?').next().unwrap_or(&self.url);
+        if self.mirror.is_empty() {
+            return path.to_string();
+        }
+        let mut q: Vec<String> = self
+            .mirror
+            .iter()
+            .map(|(k, v)| format!("{}={}", query_escape(k), query_escape(v)))
+            .collect();
+        q.sort();
+        format!("{path}?{}", q.join("&"))
+    }
+}
+
+/// Percent-encoding of a query key or value (RFC 3986 unreserved characters kept).
+pub fn query_escape(s: &str) -> String {
+    const SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~');
+    percent_encoding::utf8_percent_encode(s, SET).to_string()
+}
 
 /// A fetched body and what the server said about it.
 #[derive(Debug, Clone)]
@@ -107,11 +158,21 @@ impl Client {
 
     /// GET a body; a 404 is [`FetchError::NotFound`].
     pub fn get(&self, url: &str) -> std::result::Result<Fetched, FetchError> {
-        let (body, meta) = self.stream(url, &mut |r| {
-            let mut body = Vec::new();
-            r.read_to_end(&mut body).map_err(|e| io_error(&e))?;
-            Ok(body)
-        })?;
+        let (body, meta) = self.stream(url, &mut read_all)?;
+        Ok(Fetched { body, meta })
+    }
+
+    /// A request with headers or a body (see [`Request`]); from a mirror, a GET of its
+    /// mirror URL without them.
+    pub fn send(&self, req: &Request) -> std::result::Result<Fetched, FetchError> {
+        let (body, meta) = if self.mirror.is_some() {
+            self.stream(&req.mirror_url(), &mut read_all)?
+        } else {
+            let (body, mut meta) = self.stream_with(&req.url, Some(req), &mut read_all)?;
+            // Recorded without the credentials and signature the live URL may carry.
+            meta.url = redact_url(&req.mirror_url());
+            (body, meta)
+        };
         Ok(Fetched { body, meta })
     }
 
@@ -123,6 +184,15 @@ impl Client {
         url: &str,
         consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
     ) -> std::result::Result<(T, Meta), FetchError> {
+        self.stream_with(url, None, consume)
+    }
+
+    fn stream_with<T>(
+        &self,
+        url: &str,
+        req: Option<&Request>,
+        consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
+    ) -> std::result::Result<(T, Meta), FetchError> {
         let shown = redact_url(url);
         let fail = |m: String| FetchError::Other(redact(&format!("{shown}: {m}")));
         let target = self
@@ -130,7 +200,7 @@ impl Client {
             .map_err(|e| FetchError::Other(e.to_string()))?;
         let mut last = String::new();
         for attempt in 1..=ATTEMPTS {
-            match self.once(&target, consume) {
+            match self.once(&target, req, consume) {
                 Ok(Outcome::Body(value, mut meta)) => {
                     meta.url = shown;
                     return Ok((value, meta));
@@ -153,15 +223,35 @@ impl Client {
     fn once<T>(
         &self,
         target: &str,
+        req: Option<&Request>,
         consume: &mut dyn FnMut(&mut dyn Read) -> std::result::Result<T, BodyError>,
     ) -> std::result::Result<Outcome<T>, (String, Option<Duration>)> {
         let mut at = target.to_string();
         for _ in 0..=MAX_REDIRECTS {
-            let mut resp = self
-                .agent
-                .get(&at)
-                .call()
-                .map_err(|e| (transport(&e), None))?;
+            let headers = req.map_or(&[][..], |r| &r.headers[..]);
+            let sent = match req.and_then(|r| r.body.as_deref()) {
+                Some(body) => {
+                    let mut b = self.agent.post(&at);
+                    for (k, v) in headers {
+                        b = b.header(k, v);
+                    }
+                    if !headers
+                        .iter()
+                        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                    {
+                        b = b.header("content-type", "application/json");
+                    }
+                    b.send(body)
+                }
+                None => {
+                    let mut b = self.agent.get(&at);
+                    for (k, v) in headers {
+                        b = b.header(k, v);
+                    }
+                    b.call()
+                }
+            };
+            let mut resp = sent.map_err(|e| (transport(&e), None))?;
             let status = resp.status().as_u16();
             let header = |h: &str| {
                 resp.headers()
@@ -251,6 +341,12 @@ impl Meta {
             status: "ok".into(),
         }
     }
+}
+
+fn read_all(r: &mut dyn Read) -> std::result::Result<Vec<u8>, BodyError> {
+    let mut body = Vec::new();
+    r.read_to_end(&mut body).map_err(|e| io_error(&e))?;
+    Ok(body)
 }
 
 /// What the server said about a body, and what it was.

@@ -4,7 +4,7 @@
 //! from SkyPilot's files, for the clouds the snapshot carries); the same instance from two
 //! feeds is one row, the provider's own feed preferred, a disagreement over 5% reported.
 
-use super::snapshot;
+use super::snapshot::{self, InUse};
 use crate::catalog::{Catalog, Finding, PricingModel, Severity};
 use anyhow::Result;
 use std::collections::{BTreeSet, HashMap};
@@ -17,34 +17,48 @@ pub const SNAPSHOT_PREFIX: &str = "snapshot ";
 const DISAGREE: f64 = 0.05;
 
 /// What a merged catalog's prices came from, for the notes under a ranking.
-pub fn provenance(snaps: &[(String, snapshot::Manifest)]) -> String {
+pub fn provenance(snaps: &[InUse]) -> String {
     let parts: Vec<String> = snaps
         .iter()
-        .map(|(name, m)| {
+        .map(|s| {
+            let m = &s.manifest;
             let ok = m.files.iter().filter(|f| f.status == "ok").count();
             format!(
-                "{name} {} UTC ({} rows kept, {ok} file{})",
+                "{} {} UTC ({}{} rows kept, {ok} file{})",
+                s.name,
                 m.taken_at.replace('T', " ").trim_end_matches('Z'),
+                if s.embedded { "built in, " } else { "" },
                 m.counts.kept,
                 if ok == 1 { "" } else { "s" }
             )
         })
         .collect();
-    format!("snapshots {}; the rest embedded", parts.join(", "))
+    format!("snapshots {}; the rest hand-kept", parts.join(", "))
 }
 
-/// `base` with the current snapshot of every source under `home`; the second value names
-/// the snapshots (None when there are none).
-pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option<String>)> {
-    let names = snapshot::sources_with_snapshots(home);
+/// The snapshots in use: per source, the current one under `home` (`catalog update`), else
+/// the one built into the binary; `home` None (`--offline`): the built-in ones only. A
+/// snapshot that does not load is left out with a warning finding.
+pub fn in_use(home: Option<&Path>) -> (Vec<InUse>, Vec<Finding>) {
     let mut snaps = Vec::new();
     let mut unreadable = Vec::new();
+    let mut names: BTreeSet<String> = super::embedded::names().map(str::to_string).collect();
+    if let Some(h) = home {
+        names.extend(snapshot::sources_with_snapshots(h));
+    }
     for name in names {
         // A damaged snapshot (edited by hand, a disk error) must not stop every command:
         // its prices are left out, and the catalog's findings say so.
-        match snapshot::current(home, &name) {
-            Ok(Some(s)) => snaps.push((name, s)),
-            Ok(None) => {}
+        let own = home.map(|h| snapshot::current(h, &name)).transpose();
+        match own {
+            Ok(Some(Some(s))) => snaps.push(InUse {
+                name,
+                manifest: s.manifest,
+                catalog: s.catalog,
+                risks: s.risks,
+                embedded: false,
+            }),
+            Ok(_) => snaps.extend(super::embedded::get(&name)),
             Err(e) => unreadable.push(Finding {
                 severity: Severity::Warning,
                 file: format!("{SNAPSHOT_PREFIX}{name}"),
@@ -57,14 +71,21 @@ pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option
             }),
         }
     }
+    (snaps, unreadable)
+}
+
+/// `base` with the snapshots in use (see [`in_use`]); the second value names them (None
+/// when there are none).
+pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog, Option<String>)> {
+    let (snaps, unreadable) = in_use(home);
     base.load_findings.extend(unreadable);
     if snaps.is_empty() {
         return Ok((base, None));
     }
     // The embedded rows a snapshot supersedes: the same feed's rows, for its providers.
     let mut superseded: BTreeSet<(String, &'static str)> = BTreeSet::new();
-    for (name, s) in &snaps {
-        if let Some(src) = super::find(name) {
+    for s in &snaps {
+        if let Some(src) = super::find(&s.name) {
             for i in &s.catalog.instances {
                 superseded.insert((i.provider.clone(), src.embedded_marker()));
             }
@@ -82,10 +103,16 @@ pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option
     retain_rows(&mut base, &keep);
     let mut from: HashMap<String, String> = HashMap::new();
     let mut manifests = Vec::new();
-    for (name, s) in snaps {
+    let risks: Vec<snapshot::Risk> = snaps.iter().flat_map(|s| s.risks.clone()).collect();
+    for mut s in snaps {
+        let name = s.name.clone();
         let own = super::find(&name).map_or(&[][..], |x| x.own_providers());
-        let mut c = s.catalog;
-        c.set_origins(&format!("{SNAPSHOT_PREFIX}{name} {}", s.manifest.stamp));
+        let mut c = std::mem::replace(&mut s.catalog, Catalog::of_rows("", "", Vec::new()));
+        c.set_origins(&format!(
+            "{SNAPSHOT_PREFIX}{name} {}{}",
+            s.manifest.stamp,
+            if s.embedded { " (built in)" } else { "" }
+        ));
         let mut kept = Vec::with_capacity(c.instances.len());
         let index: HashMap<String, usize> = base
             .instances
@@ -129,9 +156,44 @@ pub fn with_snapshots(mut base: Catalog, home: &Path) -> Result<(Catalog, Option
         }
         retain_rows(&mut c, &kept);
         base.extend(c);
-        manifests.push((name, s.manifest));
+        manifests.push(s);
     }
+    apply_risks(&mut base, &risks);
     Ok((base, Some(provenance(&manifests))))
+}
+
+/// Gives each spot price without a published risk the one a feed gives its instance type
+/// and region (the spot price from SkyPilot's file, the band from AWS's Spot Advisor).
+fn apply_risks(c: &mut Catalog, risks: &[snapshot::Risk]) {
+    if risks.is_empty() {
+        return;
+    }
+    let by_key: HashMap<(&str, &str, &str), &snapshot::Risk> = risks
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r.provider.as_str(),
+                    r.instance_type.as_str(),
+                    r.region.as_str(),
+                ),
+                r,
+            )
+        })
+        .collect();
+    for inst in &mut c.instances {
+        let key = (
+            inst.provider.as_str(),
+            inst.instance_type.as_str(),
+            inst.region.as_str(),
+        );
+        if let Some(r) = by_key.get(&key)
+            && let Some(spot) = inst.prices.get_mut(&PricingModel::Spot)
+            && spot.interruption.as_ref().is_none_or(|i| i.band.is_none())
+        {
+            spot.interruption = Some(r.interruption.clone());
+        }
+    }
 }
 
 /// Adds to `row` the kinds of price only `other` has, naming their source and date.

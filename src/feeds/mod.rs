@@ -4,13 +4,19 @@
 //!
 //! A new source is one file and one line in [`registry`].
 
+pub mod alibaba;
 pub mod aws;
 pub mod azure;
+pub mod china;
+pub mod embedded;
 pub mod gates;
 pub mod http;
+pub mod lambda;
 pub mod merge;
+pub mod sign;
 pub mod skypilot;
 pub mod snapshot;
+pub mod tencent;
 
 use crate::catalog::{Catalog, Severity};
 use anyhow::Result;
@@ -21,6 +27,9 @@ use std::collections::BTreeMap;
 /// embedded catalog's), the files it read and what it said.
 pub struct Fetch {
     pub catalog: Catalog,
+    /// Spot interruption risk per instance type and region, for any feed's spot price of
+    /// it (AWS's Spot Instance Advisor publishes bands but no prices).
+    pub risks: Vec<snapshot::Risk>,
     pub files: Vec<FileRecord>,
     pub notes: Vec<String>,
 }
@@ -43,13 +52,40 @@ pub trait Source: Sync {
     fn embedded_marker(&self) -> &'static str {
         ""
     }
+    /// The environment variables (keys) it needs: without them it is skipped, and said.
+    fn needs(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Fetches and parses the feed. An error fails the source (its last snapshot stays).
     fn fetch(&self, http: &http::Client) -> Result<Fetch>;
 }
 
+/// The time a fetch is recorded at: now, or `SOURCE_DATE_EPOCH` (seconds) when set, the
+/// reproducible-builds convention: the embedded snapshot is rebuilt from the public copies
+/// in tests/fixtures/feeds dated by the day they were read, byte for byte.
+pub fn now() -> String {
+    match std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        Some(secs) => humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+        )
+        .to_string(),
+        None => crate::files::now_rfc3339(),
+    }
+}
+
 /// Every source, in `--list` order.
 pub fn registry() -> Vec<&'static dyn Source> {
-    vec![&skypilot::SkyPilot, &aws::Aws, &azure::Azure]
+    vec![
+        &skypilot::SkyPilot,
+        &aws::Aws,
+        &azure::Azure,
+        &lambda::Lambda,
+        &alibaba::Alibaba,
+        &tencent::Tencent,
+    ]
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Source> {

@@ -91,10 +91,7 @@ impl Source for SkyPilot {
                 }
                 Ok(None) => {
                     notes.push(format!("{}: no vms.csv (404): skipped", CLOUDS[i]));
-                    files.push(FileRecord::missing(
-                        &url(CLOUDS[i]),
-                        &crate::files::now_rfc3339(),
-                    ));
+                    files.push(FileRecord::missing(&url(CLOUDS[i]), &super::now()));
                 }
                 Err(e) => errors.push(e),
             }
@@ -110,6 +107,7 @@ impl Source for SkyPilot {
         };
         Ok(Fetch {
             catalog,
+            risks: Vec::new(),
             files,
             notes,
         })
@@ -126,7 +124,7 @@ pub fn url(cloud: &str) -> String {
 /// One cloud's file as catalog rows, dated by the fetch; `None` when it is missing.
 fn cloud_rows(http: &Client, cloud: &str) -> CloudRows {
     let u = url(cloud);
-    let fetched_at = crate::files::now_rfc3339();
+    let fetched_at = super::now();
     let f = match http.get(&u) {
         Ok(f) => f,
         Err(FetchError::NotFound(_)) => return Ok(None),

@@ -7,6 +7,7 @@
 //! sources/<source>/<stamp>/manifest.json   URLs, fetch times, server dates, ETags, sha256,
 //!                                          parser version, rows read / kept / refused
 //! sources/<source>/<stamp>/diff.txt        what changed against the previous snapshot
+//! sources/<source>/<stamp>/risks.json      spot interruption bands (where a feed has them)
 //! sources/<source>/current                 the stamp in use (replaced atomically)
 //! ```
 //! A new snapshot is written into a hidden temporary folder, synced, renamed to its stamp,
@@ -90,6 +91,27 @@ pub struct Manifest {
     pub notes: Vec<String>,
 }
 
+/// One source's snapshot in use: the user's own (`catalog update`) or the one built in.
+pub struct InUse {
+    pub name: String,
+    pub manifest: Manifest,
+    pub catalog: Catalog,
+    pub risks: Vec<Risk>,
+    /// Built into the binary (no `catalog update` has replaced it).
+    pub embedded: bool,
+}
+
+/// A spot price's interruption risk for one instance type in one region, applied to the
+/// spot price any feed gives it (`risks.json` in a snapshot).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Risk {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: String,
+    pub interruption: crate::catalog::spot::Interruption,
+}
+
 /// Where snapshots live: `GPUVALUE_HOME`, else the platform's data directory.
 pub fn home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os("GPUVALUE_HOME").filter(|h| !h.is_empty()) {
@@ -109,6 +131,7 @@ pub struct Snapshot {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub catalog: Catalog,
+    pub risks: Vec<Risk>,
 }
 
 /// The snapshot `current` names for `source`, if any. A `current` naming a folder that is
@@ -130,15 +153,31 @@ pub fn current(home: &Path, source: &str) -> Result<Option<Snapshot>> {
         &snap.join("manifest.json").display().to_string(),
     )?;
     let catalog = Catalog::load(&snap.join("catalog.json"))?;
+    let risks_file = snap.join("risks.json");
+    let risks = if risks_file.is_file() {
+        crate::files::parse_json(
+            &crate::files::read_text(&risks_file, "snapshot risks")?,
+            &risks_file.display().to_string(),
+        )?
+    } else {
+        Vec::new()
+    };
     Ok(Some(Snapshot {
         dir: snap,
         manifest,
         catalog,
+        risks,
     }))
 }
 
 /// Writes a new snapshot of `source` and makes it current; returns its folder.
-pub fn write(home: &Path, manifest: &Manifest, catalog: &Catalog, diff: &str) -> Result<PathBuf> {
+pub fn write(
+    home: &Path,
+    manifest: &Manifest,
+    catalog: &Catalog,
+    risks: &[Risk],
+    diff: &str,
+) -> Result<PathBuf> {
     let dir = source_dir(home, &manifest.source);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     remove_leftovers(&dir);
@@ -151,6 +190,10 @@ pub fn write(home: &Path, manifest: &Manifest, catalog: &Catalog, diff: &str) ->
         let m = serde_json::to_string_pretty(manifest)?;
         crate::files::write_atomic(&tmp.join("manifest.json"), m.as_bytes())?;
         crate::files::write_atomic(&tmp.join("diff.txt"), diff.as_bytes())?;
+        if !risks.is_empty() {
+            let r = serde_json::to_string_pretty(risks)?;
+            crate::files::write_atomic(&tmp.join("risks.json"), r.as_bytes())?;
+        }
         let fin = dir.join(&manifest.stamp);
         if fin.exists() {
             std::fs::remove_dir_all(&fin).ok();

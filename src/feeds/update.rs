@@ -35,6 +35,10 @@ enum Done {
         error: String,
         prev: Option<String>,
     },
+    /// A keyed source without its key in the environment.
+    Skipped {
+        missing: Vec<&'static str>,
+    },
 }
 
 /// The sources `--source` names (each known), or all.
@@ -101,6 +105,11 @@ pub fn run(opts: &Options, say: &dyn Fn(&str)) -> Result<ExitCode> {
                     kept_prev(prev)
                 ));
             }
+            Done::Skipped { missing } => say(&format!(
+                "{}: skipped: set {} to read it (your own key; never written anywhere)",
+                src.name(),
+                missing.join(" and ")
+            )),
             Done::Failed { error, prev } => {
                 bad += 1;
                 say(&http::redact(&format!(
@@ -128,6 +137,15 @@ fn kept_prev(prev: &Option<String>) -> String {
 
 /// Fetch, count, gate and write one source.
 fn one(src: &dyn Source, client: &http::Client, home: &Path, opts: &Options) -> Done {
+    let missing: Vec<&'static str> = src
+        .needs()
+        .iter()
+        .copied()
+        .filter(|v| super::china::key(v).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Done::Skipped { missing };
+    }
     let prev = match snapshot::current(home, src.name()) {
         Ok(p) => p,
         Err(e) => {
@@ -138,7 +156,7 @@ fn one(src: &dyn Source, client: &http::Client, home: &Path, opts: &Options) -> 
         }
     };
     let prev_stamp = prev.as_ref().map(|p| p.manifest.stamp.clone());
-    let taken_at = crate::files::now_rfc3339();
+    let taken_at = super::now();
     let fetch = match src.fetch(client) {
         Ok(f) => f,
         Err(e) => {
@@ -172,7 +190,7 @@ fn one(src: &dyn Source, client: &http::Client, home: &Path, opts: &Options) -> 
         notes: fetch.notes,
     };
     let diff = gates::diff(prev.as_ref().map(|p| &p.catalog), &fetch.catalog);
-    match snapshot::write(home, &manifest, &fetch.catalog, &diff) {
+    match snapshot::write(home, &manifest, &fetch.catalog, &fetch.risks, &diff) {
         Ok(dir) => Done::Taken {
             dir,
             manifest: Box::new(manifest),

@@ -449,7 +449,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
     ));
     if let Some(from) = &r.prices_from {
         v.push(format!(
-            "Prices from: {from} (`gpuvalue catalog update`; --offline: embedded only)."
+            "Prices from: {from} (`gpuvalue catalog update` takes new ones; --offline: the built-in ones)."
         ));
     }
     if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {

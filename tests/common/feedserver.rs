@@ -37,6 +37,8 @@ pub struct Server {
     faults: Faults,
     /// Every path requested, in order.
     pub log: Arc<Mutex<Vec<String>>>,
+    /// Every request as received: request line, headers and body (what a mirror sees).
+    pub seen: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -46,12 +48,18 @@ impl Server {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let faults: Faults = Arc::default();
         let log: Arc<Mutex<Vec<String>>> = Arc::default();
-        let (f2, l2, r2) = (faults.clone(), log.clone(), root.to_path_buf());
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (f2, l2, r2, s2) = (
+            faults.clone(),
+            log.clone(),
+            root.to_path_buf(),
+            seen.clone(),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (f, l, r) = (f2.clone(), l2.clone(), r2.clone());
+                let (f, l, r, s) = (f2.clone(), l2.clone(), r2.clone(), s2.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &r, &f, &l);
+                    let _ = serve(stream, &r, &f, &l, &s);
                 });
             }
         });
@@ -60,6 +68,7 @@ impl Server {
             root: root.to_path_buf(),
             faults,
             log,
+            seen,
         }
     }
 
@@ -98,22 +107,27 @@ fn serve(
     root: &Path,
     faults: &Mutex<HashMap<String, (Vec<Fault>, bool)>>,
     log: &Mutex<Vec<String>>,
+    seen: &Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut first = String::new();
     reader.read_line(&mut first)?;
     let mut content_length = 0usize;
+    let mut whole = first.clone();
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
             break;
         }
+        whole.push_str(&h);
         if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
             content_length = v.trim().parse().unwrap_or(0);
         }
     }
     let mut body_in = vec![0u8; content_length];
     reader.read_exact(&mut body_in)?;
+    whole.push_str(&String::from_utf8_lossy(&body_in));
+    seen.lock().unwrap().push(whole);
     let target = first.split_whitespace().nth(1).unwrap_or("/").to_string();
     log.lock().unwrap().push(target.clone());
     let path_only = target.split('?').next().unwrap_or("").to_string();
