@@ -287,6 +287,20 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
             c.currencies.keys().cloned().collect::<Vec<_>>().join(", ")
         );
     }
+    let mut c = c;
+    // A feed's rows that cannot rank (a GPU without a datasheet entry yet, a flagged price)
+    // are hundreds: left out of the listing and counted; `catalog check` lists each.
+    let prefix = crate::feeds::merge::SNAPSHOT_PREFIX;
+    let mut keep = vec![true; c.instances.len()];
+    for x in c.check().iter().filter(|x| x.severity == Severity::Error) {
+        if let Some(i) = x.instance
+            && x.file.starts_with(prefix)
+        {
+            keep[i] = false;
+        }
+    }
+    let left_out = keep.iter().filter(|k| !**k).count();
+    crate::feeds::merge::retain_rows(&mut c, &keep);
     let findings = c.check();
     let f = filters(&a.filters)?;
     if let Some(e) = f.unmatched(&c) {
@@ -303,6 +317,11 @@ fn catalog(a: cli::CatalogArgs) -> Result<ExitCode> {
     if a.output.format() == Format::Table {
         for x in findings.iter().filter(|x| x.severity == Severity::Error) {
             warn!("{x}");
+        }
+        if left_out > 0 {
+            warn!(
+                "note: {left_out} feed rows left out: no GPU datasheet yet, or a flagged price (catalog check)"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

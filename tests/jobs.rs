@@ -9,7 +9,7 @@ use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
     let mut a = args.to_vec();
-    a.extend(["--format", "json", "--top", "200"]);
+    a.extend(["--format", "json", "--top", "5000"]);
     let o = gpuvalue(&a);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
@@ -292,9 +292,22 @@ fn a_stated_throughput_is_served_by_the_whole_instances_that_keep_up() {
     }
     // Light traffic needs one instance wherever the model fits, mostly idle: the cheapest
     // instance per hour that holds the model wins, not the fastest per request.
+    // (A slow card that serves under 2 requests/s needs as many as the rate takes.)
     for r in slow["rows"].as_array().unwrap() {
-        assert_eq!(r["steady"]["instances"], 1, "{r}");
+        let t = r["instance_type"].as_str().unwrap();
+        let per_second = 180_000.0 / (one(t) * 3600.0);
+        let want = (2.0 / per_second * (1.0 - 1e-9)).ceil().max(1.0);
+        assert_eq!(r["steady"]["instances"].as_f64().unwrap(), want, "{r}");
     }
+    assert!(
+        slow["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["steady"]["instances"] == 1)
+            .count()
+            > 10
+    );
     let cheapest = slow["rows"]
         .as_array()
         .unwrap()

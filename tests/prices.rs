@@ -29,13 +29,13 @@ fn reserved_prices_rank_aws_and_gcp_rows_dated_by_their_own_snapshot() {
     assert_eq!(a2["price_as_of"], "2026-08");
     assert_eq!(a2["pricing"], "reserved_1y");
     // A commitment is cheaper per hour than on demand for the same row.
-    let od = gpuvalue(&["rank", "--format", "json", "--top", "50"]);
+    let od = gpuvalue(&["rank", "--format", "json", "--top", "5000"]);
     let od: serde_json::Value = serde_json::from_slice(&od.stdout).unwrap();
     let od_a2 = od["rows"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["instance_type"] == "a2-highgpu-1g")
+        .find(|r| r["instance_type"] == "a2-highgpu-1g" && r["region"] == a2["region"])
         .unwrap();
     assert!(a2["price_per_hour"].as_f64() < od_a2["price_per_hour"].as_f64());
 }
@@ -252,7 +252,14 @@ fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
     let md = String::from_utf8_lossy(&args("markdown").stdout).to_string();
     assert!(md.contains("| 1 | mine box-low (home)"), "{md}");
     // The embedded catalog: every reserved row has its break-even, below 100%.
-    let o = gpuvalue(&["rank", "--side-by-side", "--format", "json", "--top", "100"]);
+    let o = gpuvalue(&[
+        "rank",
+        "--side-by-side",
+        "--format",
+        "json",
+        "--top",
+        "5000",
+    ]);
     let v = json_of(&o);
     let mut seen = 0;
     for r in v["rows"].as_array().unwrap() {

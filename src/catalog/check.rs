@@ -736,8 +736,11 @@ impl Catalog {
     /// Check step: prices more than 2x away from the median of the same provider, instance
     /// type and pricing model in other regions (three rows or more) are warned about.
     fn check_outliers(&self, main: &str, out: &mut Findings) {
-        let mut by_type: HashMap<(String, String, PricingModel), Vec<(usize, f64)>> =
-            HashMap::new();
+        // Ordered: the warnings come out in the same order on every run.
+        let mut by_type: std::collections::BTreeMap<
+            (String, String, PricingModel),
+            Vec<(usize, f64)>,
+        > = std::collections::BTreeMap::new();
         for (i, inst) in self.instances.iter().enumerate() {
             for (model, p) in &inst.prices {
                 if let Ok(usd) = self.convert(p.amount, &p.currency, "USD")

@@ -82,22 +82,36 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
     if snaps.is_empty() {
         return Ok((base, None));
     }
-    // The embedded rows a snapshot supersedes: the same feed's rows, for its providers.
-    let mut superseded: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    // The embedded rows a snapshot supersedes: the same feed's rows typed in by hand, for
+    // the instance types the snapshot carries (a type it lacks, as in a filtered copy,
+    // keeps its hand-kept row).
+    let mut superseded: BTreeSet<(String, String, &'static str)> = BTreeSet::new();
     for s in &snaps {
-        if let Some(src) = super::find(&s.name) {
+        if let Some(src) = super::find(&s.name).filter(|x| !x.embedded_marker().is_empty()) {
             for i in &s.catalog.instances {
-                superseded.insert((i.provider.clone(), src.embedded_marker()));
+                superseded.insert((
+                    i.provider.clone(),
+                    i.instance_type.clone(),
+                    src.embedded_marker(),
+                ));
             }
         }
     }
+    // The hand-kept rows' prices of kinds no snapshot has (a commitment price from another
+    // source) stay, on the snapshot's row of the same instance, after every feed's own.
+    let hand: HashMap<String, crate::catalog::Instance> = base
+        .instances
+        .iter()
+        .map(|i| (i.key(), i.clone()))
+        .collect();
     let keep: Vec<bool> = base
         .instances
         .iter()
         .map(|i| {
-            !superseded.iter().any(|(p, marker)| {
-                *p == i.provider && !marker.is_empty() && i.source.contains(marker)
-            })
+            let gone = superseded.iter().any(|(p, t, marker)| {
+                *p == i.provider && *t == i.instance_type && i.source.contains(marker)
+            });
+            !gone
         })
         .collect();
     retain_rows(&mut base, &keep);
@@ -157,6 +171,11 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
         retain_rows(&mut c, &kept);
         base.extend(c);
         manifests.push(s);
+    }
+    for inst in &mut base.instances {
+        if let Some(h) = hand.get(&inst.key()) {
+            fill_missing(inst, h);
+        }
     }
     apply_risks(&mut base, &risks);
     Ok((base, Some(provenance(&manifests))))
@@ -224,7 +243,7 @@ fn disagree(
 }
 
 /// Keeps the rows marked true, with their origins and load findings (renumbered).
-fn retain_rows(c: &mut Catalog, keep: &[bool]) {
+pub fn retain_rows(c: &mut Catalog, keep: &[bool]) {
     let mut new_index = vec![None; keep.len()];
     let mut n = 0;
     for (i, k) in keep.iter().enumerate() {
