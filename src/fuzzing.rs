@@ -84,6 +84,45 @@ pub fn azure_page(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// An answer of a price API (Lambda's instance types, Vast's offers, Alibaba's
+/// DescribePrice, Tencent's InquiryPriceRunInstances): every reader of the keyed and POST
+/// sources is given the same bytes.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn feed_answers(data: &[u8]) -> Outcome {
+    let name = "fuzz-answer.json";
+    let mut all = Catalog::embedded();
+    let mut any_ok = false;
+    let mut errors = Vec::new();
+    match crate::feeds::lambda::rows(data, "2026-01-01T00:00:00Z", "00") {
+        Ok(c) => {
+            all.extend(c);
+            any_ok = true;
+        }
+        Err(e) => errors.push(format!("{name}: lambda: {e:#}")),
+    }
+    match crate::feeds::vast::rows(data, "2026-01-01T00:00:00Z", "00") {
+        Ok((c, _)) => {
+            all.extend(c);
+            any_ok = true;
+        }
+        Err(e) => errors.push(format!("{name}: vast: {e:#}")),
+    }
+    match crate::feeds::alibaba::instance_price(data) {
+        Ok(_) => any_ok = true,
+        Err(e) => errors.push(format!("{name}: alibaba: {e:#}")),
+    }
+    match crate::feeds::tencent::unit_price(data) {
+        Ok(_) => any_ok = true,
+        Err(e) => errors.push(format!("{name}: tencent: {e:#}")),
+    }
+    let _ = all.check();
+    if any_ok {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
 /// A snapshot manifest, as `catalog update --list` and every command's merge read it.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn snapshot_manifest(data: &[u8]) -> Outcome {

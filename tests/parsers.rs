@@ -22,6 +22,12 @@ const SEEDS_AZURE: &[&str] = &[include_str!("../fuzz/corpus/azure_page/page1.jso
 const SEEDS_MANIFEST: &[&str] = &[include_str!(
     "../fuzz/corpus/snapshot_manifest/skypilot.json"
 )];
+const SEEDS_ANSWERS: &[&str] = &[
+    include_str!("../fuzz/corpus/feed_answers/lambda.json"),
+    include_str!("../fuzz/corpus/feed_answers/vast.json"),
+    include_str!("../fuzz/corpus/feed_answers/alibaba.json"),
+    include_str!("../fuzz/corpus/feed_answers/tencent.json"),
+];
 const SEEDS_SCENARIOS: &[&str] = &[include_str!("../fuzz/corpus/scenarios/embedded.json")];
 const SEEDS_RESULTS: &[&str] = &[
     include_str!("../fuzz/corpus/results/small.json"),
@@ -257,6 +263,16 @@ fn azure_pages_never_panic_and_rejections_say_where() {
         "fuzz-page.json",
         SEEDS_AZURE,
         fuzzing::azure_page,
+    );
+}
+
+#[test]
+fn price_api_answers_never_panic_and_rejections_say_where() {
+    fuzz(
+        "feed_answers",
+        "fuzz-answer.json",
+        SEEDS_ANSWERS,
+        fuzzing::feed_answers,
     );
 }
 

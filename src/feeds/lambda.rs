@@ -147,24 +147,17 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
             Some(f) => vec![format!("{name} {f}"), name.clone()],
             None => vec![name.clone()],
         };
-        let mut gpu = format!("{}{name}", crate::catalog::UNKNOWN_GPU);
-        let mut mem = None;
+        // The name with its form factor first ("H100 SXM5"), then the bare name.
+        let mut decided = None;
         for n in &tries {
-            match resolve(n, memory, t.specs.gpus, &specs) {
-                Resolved::Gpu { id, memory_gb, .. } => {
-                    gpu = id;
-                    mem = memory_gb;
-                    break;
-                }
-                Resolved::NotSpecified(x) => {
-                    gpu = format!("{}{x}", crate::catalog::UNSPECIFIED_GPU)
-                }
-                Resolved::Mismatch(x) => gpu = format!("{}{x}", crate::catalog::MISMATCH_GPU),
-                Resolved::Ambiguous(x) => gpu = format!("{}{x}", crate::catalog::AMBIGUOUS_GPU),
-                Resolved::NotGpu(x) => gpu = format!("{}{x}", crate::catalog::NOT_GPU),
-                Resolved::Unknown(_) => {}
+            let r = resolve(n, memory, t.specs.gpus, &specs);
+            let known = !matches!(r, Resolved::Unknown(_));
+            decided = Some(crate::catalog::csv_import::row_gpu(n, r));
+            if known {
+                break;
             }
         }
+        let (gpu, mem, why) = decided.expect("one name tried at least");
         let mut regions: Vec<String> = e
             .regions_with_capacity_available
             .into_iter()
@@ -196,7 +189,14 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
                 as_of: fetched_at[..10].to_string(),
                 confidence: Confidence::High,
                 retired: None,
-                notes: Some(format!("{desc}; region: capacity available when fetched")),
+                notes: Some(format!(
+                    "{desc}; region: capacity available when fetched{}",
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {why}")
+                    }
+                )),
                 interconnect: None,
             });
         }

@@ -172,6 +172,30 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
         base.extend(c);
         manifests.push(s);
     }
+    // A feed that is its providers' whole market (Vast's own search) replaces what other
+    // feeds copied of it.
+    let whole: Vec<(String, String)> = manifests
+        .iter()
+        .filter_map(|s| super::find(&s.name).filter(|x| x.whole_market()))
+        .flat_map(|x| {
+            x.own_providers()
+                .iter()
+                .map(move |p| (p.to_string(), format!("{SNAPSHOT_PREFIX}{} ", x.name())))
+        })
+        .collect();
+    if !whole.is_empty() {
+        let keep: Vec<bool> = base
+            .instances
+            .iter()
+            .zip(&base.origins)
+            .map(|(i, o)| {
+                !whole
+                    .iter()
+                    .any(|(p, own)| *p == i.provider && !o.file.starts_with(own.as_str()))
+            })
+            .collect();
+        retain_rows(&mut base, &keep);
+    }
     for inst in &mut base.instances {
         if let Some(h) = hand.get(&inst.key()) {
             fill_missing(inst, h);

@@ -17,6 +17,7 @@ pub mod sign;
 pub mod skypilot;
 pub mod snapshot;
 pub mod tencent;
+pub mod vast;
 
 use crate::catalog::{Catalog, Severity};
 use anyhow::Result;
@@ -52,6 +53,11 @@ pub trait Source: Sync {
     fn embedded_marker(&self) -> &'static str {
         ""
     }
+    /// Whether the feed is the whole market of its own providers (Vast's offer search): with
+    /// its snapshot in use, other feeds' rows of those providers give way.
+    fn whole_market(&self) -> bool {
+        false
+    }
     /// The environment variables (keys) it needs: without them it is skipped, and said.
     fn needs(&self) -> &'static [&'static str] {
         &[]
@@ -82,6 +88,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &skypilot::SkyPilot,
         &aws::Aws,
         &azure::Azure,
+        &vast::Vast,
         &lambda::Lambda,
         &alibaba::Alibaba,
         &tencent::Tencent,

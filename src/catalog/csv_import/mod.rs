@@ -76,7 +76,14 @@ fn gpu_id(
         };
         return (id.to_string(), mem, note);
     }
-    match names::resolve(accel, stated, count as u32, specs) {
+    row_gpu(accel, names::resolve(accel, stated, count as u32, specs))
+}
+
+/// What a row's `gpu` is for what the mapping decided about the name `accel`: the catalog
+/// GPU id, or the name behind the prefix that says why it does not rank; the memory per GPU
+/// in GB; and the note (what was read, or why the memory fits no variant). Every feed uses it.
+pub fn row_gpu(accel: &str, r: Resolved) -> (String, Option<f64>, String) {
+    match r {
         Resolved::Gpu {
             id,
             memory_gb,
