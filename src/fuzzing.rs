@@ -84,7 +84,7 @@ pub fn azure_page(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// An answer of a price API (Lambda's instance types, Vast's offers, Alibaba's
+/// An answer of a price API (Lambda's instance types, Vast's offers, RunPod's gpuTypes, Alibaba's
 /// DescribePrice, Tencent's InquiryPriceRunInstances): every reader of the keyed and POST
 /// sources is given the same bytes.
 #[cfg(not(target_arch = "wasm32"))]
@@ -106,6 +106,13 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
             any_ok = true;
         }
         Err(e) => errors.push(format!("{name}: vast: {e:#}")),
+    }
+    match crate::feeds::runpod::rows(data, "2026-01-01T00:00:00Z", "00") {
+        Ok(c) => {
+            all.extend(c);
+            any_ok = true;
+        }
+        Err(e) => errors.push(format!("{name}: runpod: {e:#}")),
     }
     match crate::feeds::alibaba::instance_price(data) {
         Ok(_) => any_ok = true,

@@ -983,20 +983,7 @@ fn vast_offers_rank_at_the_median_of_their_hosts_and_replace_copies() {
         "{:?}",
         s.log.lock().unwrap()
     );
-    let snap: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            home.path()
-                .join("sources/vast")
-                .join(
-                    std::fs::read_to_string(home.path().join("sources/vast/current"))
-                        .unwrap()
-                        .trim(),
-                )
-                .join("catalog.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let snap = snapshot_rows(home.path(), "vast");
     let r4090 = instance(&snap, ("vast", "1x RTX 4090", "any"));
     // Four hosts: 0.2467 (the real CLI offer), 0.40 three times: the median is 0.40.
     assert_eq!(r4090["gpu"], "rtx-4090", "{r4090}");
@@ -1027,4 +1014,65 @@ fn vast_offers_rank_at_the_median_of_their_hosts_and_replace_copies() {
             "{v}"
         );
     }
+}
+
+/// RunPod's gpuTypes: Secure and Community Cloud are separate rows, named; per-GPU prices
+/// times the count; SkyPilot's copies of RunPod give way.
+#[test]
+fn runpod_secure_and_community_are_separate_products() {
+    let files = fixtures_copy();
+    let s = Server::start(files.path());
+    let home = tempfile::tempdir().unwrap();
+    let o = update(
+        home.path(),
+        &s,
+        &["--source", "skypilot", "--source", "runpod"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let cat = catalog_json(home.path());
+    let secure = instance(&cat, ("runpod", "2x A100 PCIe secure", "any"));
+    assert_eq!(secure["gpu"], "a100-80gb-pcie", "{secure}");
+    assert_eq!(secure["prices"]["on_demand"]["amount"], 2.78, "{secure}");
+    let community = instance(&cat, ("runpod", "1x A100 PCIe community", "any"));
+    assert_eq!(
+        community["prices"]["on_demand"]["amount"], 1.59,
+        "{community}"
+    );
+    assert!(
+        community["notes"]
+            .as_str()
+            .unwrap()
+            .starts_with("Community Cloud"),
+        "{community}"
+    );
+    // 1, 2, 4, 8 and the type's maximum (9 H100 NVL), never more.
+    let snap = snapshot_rows(home.path(), "runpod");
+    let nvl: Vec<u64> = snap["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["provider"] == "runpod")
+        .filter(|i| i["instance_type"].as_str().unwrap().contains("H100 NVL"))
+        .map(|i| i["gpu_count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nvl, [1, 2, 4, 8, 9], "{nvl:?}");
+    for r in cat["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["provider"] == "runpod")
+    {
+        assert!(
+            r["source"].as_str().unwrap().starts_with("RunPod GraphQL"),
+            "{r}"
+        );
+    }
+}
+
+/// The rows of a source's current snapshot, as written.
+fn snapshot_rows(home: &Path, source: &str) -> serde_json::Value {
+    let dir = home.join("sources").join(source);
+    let stamp = std::fs::read_to_string(dir.join("current")).unwrap();
+    let text = std::fs::read_to_string(dir.join(stamp.trim()).join("catalog.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
 }

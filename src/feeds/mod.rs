@@ -13,6 +13,7 @@ pub mod gates;
 pub mod http;
 pub mod lambda;
 pub mod merge;
+pub mod runpod;
 pub mod sign;
 pub mod skypilot;
 pub mod snapshot;
@@ -89,6 +90,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &aws::Aws,
         &azure::Azure,
         &vast::Vast,
+        &runpod::RunPod,
         &lambda::Lambda,
         &alibaba::Alibaba,
         &tencent::Tencent,
