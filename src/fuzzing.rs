@@ -114,6 +114,20 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
         }
         Err(e) => errors.push(format!("{name}: runpod: {e:#}")),
     }
+    // dstack's gpuhunt: the archive reader, and its CSV reader on the same bytes.
+    match crate::feeds::gpuhunt::csv_of(data, "oci") {
+        Ok(_) => any_ok = true,
+        Err(e) => errors.push(format!("{name}: gpuhunt zip: {e:#}")),
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        match crate::feeds::gpuhunt::rows(text, "oci", "oci", "1", "2026-01-01T00:00:00Z", "00") {
+            Ok((rows, _)) => {
+                all.extend(Catalog::of_rows("fuzz", "fuzz", rows));
+                any_ok = true;
+            }
+            Err(e) => errors.push(format!("{name}: gpuhunt csv: {e:#}")),
+        }
+    }
     match crate::feeds::alibaba::instance_price(data) {
         Ok(_) => any_ok = true,
         Err(e) => errors.push(format!("{name}: alibaba: {e:#}")),

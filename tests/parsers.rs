@@ -27,6 +27,7 @@ const SEEDS_ANSWERS: &[&str] = &[
     include_str!("../fuzz/corpus/feed_answers/vast.json"),
     include_str!("../fuzz/corpus/feed_answers/alibaba.json"),
     include_str!("../fuzz/corpus/feed_answers/tencent.json"),
+    include_str!("../fuzz/corpus/feed_answers/gpuhunt-oci.csv"),
 ];
 const SEEDS_SCENARIOS: &[&str] = &[include_str!("../fuzz/corpus/scenarios/embedded.json")];
 const SEEDS_RESULTS: &[&str] = &[

@@ -10,6 +10,7 @@ pub mod azure;
 pub mod china;
 pub mod embedded;
 pub mod gates;
+pub mod gpuhunt;
 pub mod http;
 pub mod lambda;
 pub mod merge;
@@ -91,6 +92,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &azure::Azure,
         &vast::Vast,
         &runpod::RunPod,
+        &gpuhunt::Gpuhunt,
         &lambda::Lambda,
         &alibaba::Alibaba,
         &tencent::Tencent,
