@@ -575,8 +575,16 @@ impl Catalog {
             }
         }
         let mut moved = Vec::with_capacity(other.instances.len());
+        // Each row's key once (a feed snapshot adds thousands of rows: a search per row
+        // made this quadratic).
+        let mut at: std::collections::HashMap<String, usize> = self
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.key(), i))
+            .collect();
         for (inst, origin) in other.instances.into_iter().zip(other.origins) {
-            match self.instances.iter().position(|x| x.key() == inst.key()) {
+            match at.get(&inst.key()).copied() {
                 Some(i) => {
                     // The replaced row's load findings go with it.
                     self.load_findings.retain(|f| f.instance != Some(i));
@@ -586,6 +594,7 @@ impl Catalog {
                 }
                 None => {
                     moved.push(self.instances.len());
+                    at.insert(inst.key(), self.instances.len());
                     self.instances.push(inst);
                     self.origins.push(origin);
                 }
