@@ -141,6 +141,24 @@ pub struct TimingInfo {
     pub time_per_iter_s: Summary,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The counted samples themselves (seconds per iteration), while the run is in memory:
+    /// a figure's own mean and standard deviation come from them (a rate is not the
+    /// reciprocal of the mean time, and its spread is not zero).
+    #[serde(skip)]
+    pub samples_s: Vec<f64>,
+}
+
+impl TimingInfo {
+    /// The summary of a figure computed from each sample's seconds per iteration (a rate,
+    /// a latency): median, min, max, mean and standard deviation of the figure's own values.
+    /// Without the samples (a timing read back from a file), mapped from the time's summary.
+    pub fn figure(&self, f: impl Fn(f64) -> f64) -> Summary {
+        let values: Vec<f64> = self.samples_s.iter().map(|t| f(*t)).collect();
+        Summary::of(&values).unwrap_or_else(|| {
+            let t = &self.time_per_iter_s;
+            self.time_per_iter_s.map(&f, f(t.max) < f(t.min))
+        })
+    }
 }
 
 /// Another run seen while this one was measuring.

@@ -68,7 +68,9 @@ impl Summary {
     }
 
     /// Maps each statistic through a monotone function (e.g. seconds -> GFLOPS), swapping min
-    /// and max when the function is decreasing.
+    /// and max when the function is decreasing. Where the samples are at hand, summarise the
+    /// mapped samples instead ([`crate::model::TimingInfo::figure`]): the mean and standard
+    /// deviation here are first-order estimates (f of the mean; |f'| x the deviation).
     pub fn map(&self, f: impl Fn(f64) -> f64, decreasing: bool) -> Summary {
         let (lo, hi) = if decreasing {
             (f(self.max), f(self.min))
@@ -81,7 +83,12 @@ impl Summary {
             min: lo,
             max: hi,
             mean: f(self.mean),
-            stddev: 0.0,
+            stddev: {
+                // The derivative at the mean by a central difference.
+                let h = (self.mean.abs() * 1e-6).max(f64::MIN_POSITIVE);
+                let slope = (f(self.mean + h) - f(self.mean - h)) / (2.0 * h);
+                (slope.abs() * self.stddev).max(0.0)
+            },
         }
     }
 }
@@ -98,6 +105,11 @@ mod tests {
         assert_eq!(s.median, 2.5);
         assert!((s.stddev - 1.2909944487358056).abs() < 1e-12);
         assert!(Summary::of(&[]).is_none());
+        // A rate mapped from times keeps a spread: 1/t of times 1, 2 (mean 1.5, sd 0.707)
+        // has sd |-1/1.5^2| x 0.707 = 0.314.
+        let r = Summary::of(&[1.0, 2.0]).unwrap().map(|t| 1.0 / t, true);
+        assert!((r.stddev - 0.3142696805273545).abs() < 1e-6, "{r:?}");
+        assert_eq!((r.min, r.max), (0.5, 1.0));
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
     }
 

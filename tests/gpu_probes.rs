@@ -28,6 +28,13 @@ fn assert_all_ok(results: &[ProbeResult]) {
             r.name
         );
         assert!(v.n >= 3);
+        // The figure's own spread (issue 35: value.stddev was always 0): samples that differ
+        // have a standard deviation, and the mean lies between the extremes.
+        assert!(
+            v.min <= v.mean && v.mean <= v.max && (v.stddev > 0.0) == (v.max > v.min),
+            "{}: {v:?}",
+            r.name
+        );
         assert!(r.validation.as_ref().is_some_and(|v| v.passed));
         assert!(r.timing.is_some());
     }

@@ -114,7 +114,7 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
     let got: Vec<f32> = gpu.read(&c_buf, p.m * p.n).await?;
     let (err, rows) = check(&a, &b, &got, d, p);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let value = timing.figure(|t| flops / t * 1e-9);
     let mut res = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k)
         .param("tile", "16x16x16 f16 -> f32, 2x2 tiles per subgroup")
         .param("subgroup", subgroup(gpu));

@@ -214,7 +214,7 @@ fn judge(
         .count();
     let checked = rows.len() * d.n;
     let ops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let value = timing.time_per_iter_s.map(|t| ops / t * 1e-9, true);
+    let value = timing.figure(|t| ops / t * 1e-9);
     let validation = Validation {
         metric: "exact".into(),
         error: wrong as f64 / checked.max(1) as f64,

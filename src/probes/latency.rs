@@ -52,7 +52,7 @@ fn finish(
         passed: ok,
         detail: Some(format!("counter {got}, dispatches issued {expected}")),
     };
-    let value = timing.time_per_iter_s.map(|t| t * 1e6, false);
+    let value = timing.figure(|t| t * 1e6);
     res.timing = Some(timing);
     res.validated(validation, value, |_| {
         "validation failed: not every dispatch ran".into()

@@ -135,5 +135,6 @@ pub async fn measure(
         warmup_s,
         time_per_iter_s,
         note,
+        samples_s: per_iter,
     })
 }

@@ -88,7 +88,7 @@ fn judge(
         .count()
         + seeds.len().saturating_sub(got.len());
     let flops = 2.0 * f64::from(count) * f64::from(CHAINS * UNROLL * TRIPS);
-    let value = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let value = timing.figure(|t| flops / t * 1e-9);
     res = res
         .param("invocations", count)
         .param("multiply_adds_per_invocation", CHAINS * UNROLL * TRIPS)

@@ -569,7 +569,7 @@ fn finish(
     };
     let (r, w) = kernel.traffic();
     let moved = (r + w) as f64 * bytes as f64;
-    let value = timing.time_per_iter_s.map(|t| moved / t * 1e-9, true);
+    let value = timing.figure(|t| moved / t * 1e-9);
     res.timing = Some(timing);
     res.validated(validation, value, Validation::tolerance_exceeded)
 }

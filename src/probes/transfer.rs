@@ -39,9 +39,7 @@ fn finish(
         passed: ok,
         detail: Some(detail),
     };
-    let value = timing
-        .time_per_iter_s
-        .map(|t| bytes as f64 / t * 1e-9, true);
+    let value = timing.figure(|t| bytes as f64 / t * 1e-9);
     res.timing = Some(timing);
     res.validated(validation, value, |_| {
         "validation failed: data arrived changed".into()

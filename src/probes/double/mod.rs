@@ -625,7 +625,7 @@ pub async fn run_matmul(
     let c = read_product(gpu, v.kind, &k.outs, p).await?;
     let (rel_error, rows_checked) = check_product(d, p, &c, &k.exact_inputs);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let gflops = timing.figure(|t| flops / t * 1e-9);
     Ok(PrecisionRun {
         timing,
         gflops,

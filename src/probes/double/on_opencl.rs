@@ -152,7 +152,7 @@ fn run_matmul_cl(
     };
     let (rel_error, rows_checked) = check_product(d, p, &c, &exact);
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let gflops = timing.figure(|t| flops / t * 1e-9);
     Ok(PrecisionRun {
         timing,
         gflops,

@@ -640,7 +640,7 @@ pub async fn run_config(
         &mut rng,
     );
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let gflops = timing.figure(|t| flops / t * 1e-9);
     Ok(MatmulRun {
         config: cfg.clone(),
         dims: d,

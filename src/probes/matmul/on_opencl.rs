@@ -314,7 +314,7 @@ fn run_config(ctx: &ClCtx<'_>, cfg: ClConfig, d: Dims, plan: &Plan) -> Result<Cl
         &mut Rng::fresh(),
     );
     let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.time_per_iter_s.map(|t| flops / t * 1e-9, true);
+    let gflops = timing.figure(|t| flops / t * 1e-9);
     Ok(ClRun {
         timing,
         gflops,
