@@ -230,7 +230,7 @@ pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBu
             let results = looks_like_results(f);
             if !results {
                 eprintln!(
-                    "note: {}: not a gpuvalue results file (no top-level schema_version), left out",
+                    "note: {}: not a gpuvalue results file (no top-level schema_version and probes), left out",
                     f.display()
                 );
             }
@@ -248,14 +248,17 @@ pub fn expand_dirs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBu
     Ok(out)
 }
 
-/// True when `path` holds a JSON object with a `schema_version` field, or cannot be read as
-/// JSON at all (then the strict loader says what is wrong with it).
+/// True when `path` holds a JSON object with `schema_version` and `probes` fields (a catalog
+/// or a scenarios file has the first, not the second), or cannot be read as JSON at all (then
+/// the strict loader says what is wrong with it).
 fn looks_like_results(path: &std::path::Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return true;
     };
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(o)) => o.contains_key("schema_version"),
+        Ok(serde_json::Value::Object(o)) => {
+            o.contains_key("schema_version") && o.contains_key("probes")
+        }
         Ok(_) => false,
         Err(_) => true,
     }

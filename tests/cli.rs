@@ -860,14 +860,19 @@ fn a_results_directory_may_hold_other_json_such_as_device_bench_devices_json() {
     )
     .unwrap();
     std::fs::write(dir.path().join("devices.json"), "[{\"index\": 0}]").unwrap();
+    // A catalog (and a scenarios file) carries a schema_version too (issue 35 item 5).
+    std::fs::copy("src/data/catalog.json", dir.path().join("catalog.json")).unwrap();
+    std::fs::copy("src/data/scenarios.json", dir.path().join("scenarios.json")).unwrap();
     let d = dir.path().to_str().unwrap();
     let o = gpuvalue(&["rank", "--results", d, "--top", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("devices.json: not a gpuvalue results file"),
-        "{}",
-        stderr(&o)
-    );
+    for f in ["devices.json", "catalog.json", "scenarios.json"] {
+        assert!(
+            stderr(&o).contains(&format!("{f}: not a gpuvalue results file")),
+            "{}",
+            stderr(&o)
+        );
+    }
     // Named on its own, the same file is still refused, saying what it is missing.
     let f = dir.path().join("devices.json");
     let o = gpuvalue(&["show", f.to_str().unwrap()]);
