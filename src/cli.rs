@@ -23,6 +23,78 @@ pub struct Cli {
     pub wide: bool,
 }
 
+impl Cli {
+    /// Parses the command line, then refuses an option that the rest of it makes moot
+    /// (`rank --tokens` without `--job`, `--request-rate` on a fine-tune): clap's own
+    /// error and exit status 2, instead of an answer that ignored it.
+    pub fn parse_checked() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().get_matches();
+        if let Err(msg) = moot_options(&matches) {
+            let mut cmd = Cli::command();
+            cmd.build();
+            let sub = cmd.find_subcommand_mut("rank").expect("rank is a command");
+            sub.error(clap::error::ErrorKind::ArgumentConflict, msg)
+                .exit();
+        }
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// The options of `rank` (and its jobs) that the other options make moot, in words.
+pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
+    use clap::parser::ValueSource;
+    let Some(("rank", r)) = m.subcommand() else {
+        return Ok(());
+    };
+    let given = |id: &str| {
+        r.try_get_raw(id).ok().flatten().is_some()
+            && r.value_source(id) == Some(ValueSource::CommandLine)
+    };
+    let flag = |id: &str| r.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+    let opt = |id: &str| format!("--{}", id.replace('_', "-"));
+    const FINETUNE: &[&str] = &["tokens", "method", "seq_len"];
+    const SERVE: &[&str] = &[
+        "requests",
+        "request_rate",
+        "token_rate",
+        "prompt_tokens",
+        "output_tokens",
+        "concurrency",
+    ];
+    const BOTH: &[&str] = &["model", "model_params", "precision"];
+    let job = r.try_get_one::<JobKind>("job").ok().flatten().copied();
+    let wrong: Vec<(&str, &str)> = match job {
+        None => FINETUNE
+            .iter()
+            .map(|o| (*o, "applies to --job llm-finetune"))
+            .chain(SERVE.iter().map(|o| (*o, "applies to --job llm-serve")))
+            .chain(
+                BOTH.iter()
+                    .map(|o| (*o, "applies to --job llm-finetune or llm-serve")),
+            )
+            .filter(|(o, _)| given(o))
+            .collect(),
+        Some(JobKind::LlmFinetune) => SERVE
+            .iter()
+            .filter(|o| given(o))
+            .map(|o| (*o, "applies to --job llm-serve, not llm-finetune"))
+            .collect(),
+        Some(JobKind::LlmServe) => FINETUNE
+            .iter()
+            .filter(|o| given(o))
+            .map(|o| (*o, "applies to --job llm-finetune, not llm-serve"))
+            .collect(),
+    };
+    if let Some((o, why)) = wrong.first() {
+        return Err(format!("{} {why}: here it would be ignored", opt(o)));
+    }
+    if flag("side_by_side") && given("price") {
+        return Err("--price is not used with --side-by-side, which shows every way to pay".into());
+    }
+    Ok(())
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List every adapter wgpu finds, with the limits and features the probes use.

@@ -1,6 +1,5 @@
 //! CLI entry: parse, dispatch, map errors to exit codes. Nothing else.
 
-use clap::Parser;
 use gpuvalue::cli::{Cli, Command};
 use std::process::ExitCode;
 
@@ -26,7 +25,7 @@ fn main() -> ExitCode {
         // SAFETY: the first thing main does, before any other thread exists.
         unsafe { std::env::remove_var("GPUVALUE_INSTANCE") };
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_checked();
     gpuvalue::report::term::set_width((!cli.wide).then(terminal_width));
     if !matches!(
         cli.command,

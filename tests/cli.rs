@@ -951,3 +951,50 @@ fn options_read_as_a_person_writes_them() {
     let help = gpuvalue(&["rank", "--help"]);
     assert!(stdout(&help).contains("int8_inference"));
 }
+
+/// An option the rest of the command line makes moot is refused, naming what it applies to
+/// (issue 35 item 6), instead of an answer that silently ignored it.
+#[test]
+fn options_that_would_be_ignored_are_refused() {
+    for (args, says) in [
+        (
+            &["--tokens", "1e9"][..],
+            "--tokens applies to --job llm-finetune",
+        ),
+        (
+            &["--model", "70b"],
+            "--model applies to --job llm-finetune or llm-serve",
+        ),
+        (
+            &["--job", "llm-finetune", "--request-rate", "5"],
+            "--request-rate applies to --job llm-serve, not llm-finetune",
+        ),
+        (
+            &["--job", "llm-serve", "--method", "full"],
+            "--method applies to --job llm-finetune, not llm-serve",
+        ),
+        (
+            &["--side-by-side", "--price", "spot"],
+            "--price is not used with --side-by-side",
+        ),
+    ] {
+        let mut a = vec!["rank"];
+        a.extend_from_slice(args);
+        let o = gpuvalue(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(stderr(&o).contains(says), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("gpuvalue rank"), "{}", stderr(&o));
+    }
+    // What applies stays accepted, and so do defaults.
+    for args in [
+        &["--job", "llm-finetune", "--tokens", "2e9", "--top", "1"][..],
+        &["--job", "llm-serve", "--request-rate", "5", "--top", "1"],
+        &["--side-by-side", "--top", "1"],
+        &["--price", "spot", "--top", "1"],
+    ] {
+        let mut a = vec!["rank"];
+        a.extend_from_slice(args);
+        let o = gpuvalue(&a);
+        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+    }
+}
