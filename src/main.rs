@@ -18,6 +18,35 @@ fn terminal_width() -> usize {
         .unwrap_or(gpuvalue::report::term::DEFAULT_WIDTH)
 }
 
+/// Without a graphical session (no XDG_RUNTIME_DIR, no Wayland display), wgpu's GL backend
+/// still asks libwayland for a display while it looks for adapters, and libwayland prints
+/// "error: XDG_RUNTIME_DIR is invalid or not set in the environment." twice, although
+/// nothing is wrong. A private runtime folder (mode 0700, as a session's) makes that probe
+/// fail quietly; a real session's variables are never touched.
+fn no_wayland_probe_noise() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        let session = ["XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+            return;
+        };
+        if session {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("gpuvalue-runtime-{uid}"));
+        let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        let ours = std::fs::symlink_metadata(&dir)
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+        if (made.is_ok() || dir.exists()) && ours {
+            // SAFETY: called first thing in main, before any other thread exists.
+            unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // A deployment that sets GPUVALUE_INSTANCE to nothing means "no instance", as leaving
     // it unset does (clap would refuse the empty value).
@@ -25,6 +54,7 @@ fn main() -> ExitCode {
         // SAFETY: the first thing main does, before any other thread exists.
         unsafe { std::env::remove_var("GPUVALUE_INSTANCE") };
     }
+    no_wayland_probe_noise();
     let cli = Cli::parse_checked();
     gpuvalue::report::term::set_width((!cli.wide).then(terminal_width));
     if !matches!(

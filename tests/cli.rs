@@ -998,3 +998,20 @@ fn options_that_would_be_ignored_are_refused() {
         assert!(o.status.success(), "{a:?}: {}", stderr(&o));
     }
 }
+
+/// Without a graphical session, looking for adapters prints no libwayland "error:" line
+/// (issue 35 item 10): the first run of a new user starts without a false error.
+#[test]
+fn no_session_no_false_error_on_stderr() {
+    for args in [&["devices"][..], &["devices", "--json"]] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+            .args(args)
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert!(!e.contains("XDG_RUNTIME_DIR"), "{args:?}: {e}");
+    }
+}
