@@ -776,7 +776,7 @@ impl Costing<'_> {
         inst: &Instance,
     ) -> Result<Option<Result<(RankRow, Vec<Efficiency>), String>>> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
-            return Ok(Some(Err(format!("unknown GPU id {:?}", inst.gpu))));
+            return Ok(Some(Err(not_a_catalog_gpu(&inst.gpu))));
         };
         // A job that shards (weights, optimizer state, a served model) needs its share per GPU.
         let admission = self.opts.filters.admit(
@@ -1091,4 +1091,26 @@ fn stand_in_basis(f: Rate, used: Rate) -> String {
         f.label(),
         used.label()
     )
+}
+
+/// Why a row whose GPU is not one of the catalog's cannot rank, in words (a feed row keeps
+/// the reason its name did not map in its GPU field).
+fn not_a_catalog_gpu(gpu: &str) -> String {
+    use crate::catalog::{AMBIGUOUS_GPU, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU};
+    let reasons = [
+        (
+            UNSPECIFIED_GPU,
+            "no datasheet entry in this gpuvalue yet for",
+        ),
+        (NOT_GPU, "not a GPU:"),
+        (MISMATCH_GPU, "its memory fits no GPU named"),
+        (AMBIGUOUS_GPU, "could be several GPUs:"),
+        (UNKNOWN_GPU, "an accelerator no entry names:"),
+    ];
+    for (prefix, says) in reasons {
+        if let Some(name) = gpu.strip_prefix(prefix) {
+            return format!("{says} {name}");
+        }
+    }
+    format!("unknown GPU id {gpu:?}")
 }

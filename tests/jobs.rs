@@ -340,3 +340,29 @@ fn a_stated_throughput_is_served_by_the_whole_instances_that_keep_up() {
     assert!(out.contains("instances") && out.contains("% busy"), "{out}");
     assert!(out.contains("Steady rate:"), "{out}");
 }
+
+/// A job no instance can hold says why nothing ranks, by its commonest reasons, instead of
+/// an empty table and "as of ." (issue 35 item 12).
+#[test]
+fn a_job_nothing_can_hold_says_why_nothing_ranks() {
+    for format in ["table", "markdown"] {
+        let o = gpuvalue(&[
+            "rank",
+            "--job",
+            "llm-serve",
+            "--model-params",
+            "1e13",
+            "--format",
+            format,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{out}");
+        assert!(
+            out.contains("Nothing ranks: none of the"),
+            "{format}: {out}"
+        );
+        assert!(out.contains("GB required (e.g. "), "{format}: {out}");
+        assert!(!out.contains("as of ."), "{format}: {out}");
+        assert!(!out.contains("│ # │"), "{format}: {out}");
+    }
+}

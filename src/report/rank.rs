@@ -148,6 +148,10 @@ pub fn budget_cell(x: &crate::rank::RankRow) -> Option<String> {
 pub fn table(r: &RankReport, view: View) -> String {
     let shown = &r.rows[..r.rows.len().min(view.rows)];
     let mut out = format!("{}: {}\n", r.scenario.id, r.job);
+    if r.rows.is_empty() && !view.details {
+        out.push_str(&super::term::wrap(&nothing_ranks(r)));
+        return out;
+    }
     let table = if view.details {
         let rows = shown.iter().map(|x| Detailed {
             place: place(x),
@@ -216,6 +220,46 @@ pub fn table(r: &RankReport, view: View) -> String {
         }
     }
     out.push_str(&machines_text(r));
+    out
+}
+
+/// Instead of an empty table: why nothing ranks, by the most common reasons (an instance's
+/// own numbers taken out, so "16 GB per GPU < 20002 GB required" and "24 GB ..." count as
+/// one reason), each with an example.
+pub fn nothing_ranks(r: &RankReport) -> String {
+    let mut by: std::collections::BTreeMap<String, (usize, &str, &str)> = Default::default();
+    for e in &r.excluded {
+        // Each run of digits as one '#': "16 GB ... 20002 GB" and "24 GB ... 2502 GB" match.
+        let mut shape = String::with_capacity(e.reason.len());
+        for c in e.reason.chars() {
+            let digit = c.is_ascii_digit() || (c == '.' && shape.ends_with('#'));
+            if !digit {
+                shape.push(c);
+            } else if !shape.ends_with('#') {
+                shape.push('#');
+            }
+        }
+        let slot = by.entry(shape).or_insert((0, &e.instance, &e.reason));
+        slot.0 += 1;
+    }
+    let mut reasons: Vec<(usize, &str, &str)> = by.into_values().collect();
+    reasons.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out = format!(
+        "Nothing ranks: none of the {} instances in the catalog (after the filters) can run this job.\n",
+        r.excluded.len()
+    );
+    for (n, inst, why) in reasons.iter().take(3) {
+        out.push_str(&format!("  {n} instance(s): {why} (e.g. {inst})\n"));
+    }
+    if reasons.len() > 3 {
+        out.push_str(&format!(
+            "  {} other reason(s); `--details` lists every instance with its own.\n",
+            reasons.len() - 3
+        ));
+    }
+    if let Some(j) = &r.scenario.job {
+        out.push_str(&format!("Assumption: {}\n", j.assumption));
+    }
     out
 }
 
@@ -526,6 +570,9 @@ fn price_dates(rows: &[crate::rank::RankRow]) -> String {
         .rev()
         .map(|(d, n)| format!("{d} ({n} row{})", if *n == 1 { "" } else { "s" }))
         .collect();
+    if parts.is_empty() {
+        return "no row ranked".into();
+    }
     format!("as of {}", parts.join(", "))
 }
 
@@ -612,6 +659,13 @@ pub fn machine_line(r: &RankReport, m: &crate::rank::Machine) -> String {
 /// budget buys when one was given), then the same summary lines as the terminal.
 pub fn markdown(r: &RankReport) -> String {
     let mut out = format!("**{}: {}**  \n", md(&r.scenario.id), md(&r.job));
+    if r.rows.is_empty() {
+        let why = nothing_ranks(r);
+        for l in why.lines() {
+            out.push_str(&format!("{}  \n", md(l.trim_start())));
+        }
+        return out;
+    }
     for l in heading(r) {
         out.push_str(&format!("{}  \n", md(&l)));
     }
