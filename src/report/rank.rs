@@ -243,7 +243,7 @@ pub fn nothing_ranks(r: &RankReport) -> String {
         slot.0 += 1;
     }
     let mut reasons: Vec<(usize, &str, &str)> = by.into_values().collect();
-    reasons.sort_by(|a, b| b.0.cmp(&a.0));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.0));
     let mut out = format!(
         "Nothing ranks: none of the {} instances in the catalog (after the filters) can run this job.\n",
         r.excluded.len()
