@@ -210,6 +210,10 @@ pub struct Machine {
     /// How many ranked instances finish the job sooner (all of them, before --top).
     #[serde(default)]
     pub instances_faster: Option<usize>,
+    /// Why the file's figures were not taken as its GPU's (implausible for it: a file of
+    /// another device, relabelled); then it has no time per job here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -443,6 +447,7 @@ fn measured_figures(
     let mut by_place = ByPlace::new();
     let mut machines = Vec::new();
     for (name, r) in results {
+        let mut rejected = None;
         let matched = catalog.match_adapter(r.catalog_name());
         let gpu = matched.map(|g| g.id.clone());
         if let (Some(cg), false) = (matched, r.adapter.software) {
@@ -469,6 +474,11 @@ fn measured_figures(
                 notes.push(format!("{name}: {}; {what}", odd.join("; ")));
                 if skip {
                     units.clear();
+                    rejected = Some(format!(
+                        "its figures are implausible for {} ({}): not compared (--use-implausible)",
+                        cg.name,
+                        odd.first().map_or("", String::as_str)
+                    ));
                 }
             }
             for u in units {
@@ -504,7 +514,7 @@ fn measured_figures(
         let mem = matched
             .and_then(|g| g.memory_per_adapter_gb())
             .unwrap_or(f64::INFINITY);
-        let hours = complete
+        let hours = (complete && rejected.is_none())
             .then(|| scenario.timing(1, mem, None, value_in(&uses)).ok())
             .flatten()
             .map(|t| t.seconds / 3600.0);
@@ -516,6 +526,7 @@ fn measured_figures(
             figures: uses,
             hours_per_job: hours,
             instances_faster: None,
+            implausible: rejected,
         });
     }
     let measured = by_place

@@ -265,8 +265,16 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
             note.contains("none of its figures is used as H100 SXM's"),
             "{note}"
         );
-        // The machine itself is still shown, with its own figures.
+        // The machine itself is still shown, with its own figures, but with no time per
+        // job from figures just rejected as its GPU's (issue 35 item 4).
         assert_eq!(with.machines.len(), 1);
+        let m = &with.machines[0];
+        assert_eq!(m.hours_per_job, None, "{id}: {m:?}");
+        let line = gpuvalue::report::rank::machine_line(&with, m);
+        assert!(
+            line.contains("implausible for H100 SXM") && !line.contains("per job"),
+            "{id}: {line}"
+        );
         // Asked for, it is used, and says so; the factors derived from it then name it.
         let used = RankOptions {
             use_implausible: true,

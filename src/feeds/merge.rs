@@ -82,21 +82,6 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
     if snaps.is_empty() {
         return Ok((base, None));
     }
-    // The embedded rows a snapshot supersedes: the same feed's rows typed in by hand, for
-    // the instance types the snapshot carries (a type it lacks, as in a filtered copy,
-    // keeps its hand-kept row).
-    let mut superseded: BTreeSet<(String, String, &'static str)> = BTreeSet::new();
-    for s in &snaps {
-        if let Some(src) = super::find(&s.name).filter(|x| !x.embedded_marker().is_empty()) {
-            for i in &s.catalog.instances {
-                superseded.insert((
-                    i.provider.clone(),
-                    i.instance_type.clone(),
-                    src.embedded_marker(),
-                ));
-            }
-        }
-    }
     // The hand-kept rows' prices of kinds no snapshot has (a commitment price from another
     // source) stay, on the snapshot's row of the same instance, after every feed's own.
     let hand: HashMap<String, crate::catalog::Instance> = base
@@ -104,17 +89,7 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
         .iter()
         .map(|i| (i.key(), i.clone()))
         .collect();
-    let keep: Vec<bool> = base
-        .instances
-        .iter()
-        .map(|i| {
-            let gone = superseded.iter().any(|(p, t, marker)| {
-                *p == i.provider && *t == i.instance_type && i.source.contains(marker)
-            });
-            !gone
-        })
-        .collect();
-    retain_rows(&mut base, &keep);
+    drop_superseded(&mut base, &snaps);
     let mut from: HashMap<String, String> = HashMap::new();
     let mut manifests = Vec::new();
     let risks: Vec<snapshot::Risk> = snaps.iter().flat_map(|s| s.risks.clone()).collect();
@@ -172,30 +147,7 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
         base.extend(c);
         manifests.push(s);
     }
-    // A feed that is its providers' whole market (Vast's own search) replaces what other
-    // feeds copied of it.
-    let whole: Vec<(String, String)> = manifests
-        .iter()
-        .filter_map(|s| super::find(&s.name).filter(|x| x.whole_market()))
-        .flat_map(|x| {
-            x.own_providers()
-                .iter()
-                .map(move |p| (p.to_string(), format!("{SNAPSHOT_PREFIX}{} ", x.name())))
-        })
-        .collect();
-    if !whole.is_empty() {
-        let keep: Vec<bool> = base
-            .instances
-            .iter()
-            .zip(&base.origins)
-            .map(|(i, o)| {
-                !whole
-                    .iter()
-                    .any(|(p, own)| *p == i.provider && !o.file.starts_with(own.as_str()))
-            })
-            .collect();
-        retain_rows(&mut base, &keep);
-    }
+    drop_copies_of_whole_markets(&mut base, &manifests);
     for inst in &mut base.instances {
         if let Some(h) = hand.get(&inst.key()) {
             fill_missing(inst, h);
@@ -237,6 +189,62 @@ fn apply_risks(c: &mut Catalog, risks: &[snapshot::Risk]) {
             spot.interruption = Some(r.interruption.clone());
         }
     }
+}
+
+/// Drops the embedded rows a snapshot supersedes: the same feed's rows typed in by hand, for
+/// the instance types the snapshot carries (a type it lacks, as in a filtered copy, keeps its
+/// hand-kept row).
+fn drop_superseded(base: &mut Catalog, snaps: &[InUse]) {
+    let mut superseded: BTreeSet<(String, String, &'static str)> = BTreeSet::new();
+    for s in snaps {
+        if let Some(src) = super::find(&s.name).filter(|x| !x.embedded_marker().is_empty()) {
+            for i in &s.catalog.instances {
+                superseded.insert((
+                    i.provider.clone(),
+                    i.instance_type.clone(),
+                    src.embedded_marker(),
+                ));
+            }
+        }
+    }
+    let keep: Vec<bool> = base
+        .instances
+        .iter()
+        .map(|i| {
+            !superseded.iter().any(|(p, t, marker)| {
+                *p == i.provider && *t == i.instance_type && i.source.contains(marker)
+            })
+        })
+        .collect();
+    retain_rows(base, &keep);
+}
+
+/// A feed that is its providers' whole market (Vast's own search) replaces what other feeds
+/// copied of it.
+fn drop_copies_of_whole_markets(base: &mut Catalog, snaps: &[InUse]) {
+    let whole: Vec<(String, String)> = snaps
+        .iter()
+        .filter_map(|s| super::find(&s.name).filter(|x| x.whole_market()))
+        .flat_map(|x| {
+            x.own_providers()
+                .iter()
+                .map(move |p| (p.to_string(), format!("{SNAPSHOT_PREFIX}{} ", x.name())))
+        })
+        .collect();
+    if whole.is_empty() {
+        return;
+    }
+    let keep: Vec<bool> = base
+        .instances
+        .iter()
+        .zip(&base.origins)
+        .map(|(i, o)| {
+            !whole
+                .iter()
+                .any(|(p, own)| *p == i.provider && !o.file.starts_with(own.as_str()))
+        })
+        .collect();
+    retain_rows(base, &keep);
 }
 
 /// Adds to `row` the kinds of price only `other` has, naming their source and date.

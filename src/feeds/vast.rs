@@ -111,15 +111,11 @@ struct Group {
     countries: BTreeMap<String, usize>,
 }
 
-/// The answer's offers as one row per GPU model and count (the fuzz target's entry too).
-pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec<String>)> {
-    let text = std::str::from_utf8(body).context("not UTF-8")?;
-    let a: Answer = crate::files::parse_json(text, "bundles")?;
-    if a.offers.is_empty() {
-        bail!("no offers in the answer");
-    }
+/// The offers by GPU model and count, and how many could not be ranked (no GPU, a share of
+/// one, no price).
+fn group(offers: &[Offer]) -> (BTreeMap<(String, u32), Group>, usize) {
     let (mut groups, mut skipped): (BTreeMap<(String, u32), Group>, usize) = (BTreeMap::new(), 0);
-    for o in &a.offers {
+    for o in offers {
         let (Some(name), Some(n), Some(price)) = (&o.gpu_name, o.num_gpus, o.dph_total) else {
             skipped += 1;
             continue;
@@ -156,6 +152,17 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
             *g.countries.entry(cc.to_string()).or_default() += 1;
         }
     }
+    (groups, skipped)
+}
+
+/// The answer's offers as one row per GPU model and count (the fuzz target's entry too).
+pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec<String>)> {
+    let text = std::str::from_utf8(body).context("not UTF-8")?;
+    let a: Answer = crate::files::parse_json(text, "bundles")?;
+    if a.offers.is_empty() {
+        bail!("no offers in the answer");
+    }
+    let (groups, skipped) = group(&a.offers);
     let specs = Catalog::embedded().gpus;
     let mut instances = Vec::new();
     for ((name, n), mut g) in groups {

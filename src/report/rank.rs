@@ -630,6 +630,7 @@ fn machines_text(r: &RankReport) -> String {
 /// how many ranked instances are faster.
 pub fn machine_line(r: &RankReport, m: &crate::rank::Machine) -> String {
     let place = match (m.hours_per_job, m.instances_faster) {
+        _ if m.implausible.is_some() => m.implausible.clone().unwrap_or_default(),
         (Some(h), Some(faster)) => {
             format!(
                 "{} per job; {faster} of {} ranked instances are faster than this machine",
