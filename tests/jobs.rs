@@ -366,3 +366,33 @@ fn a_job_nothing_can_hold_says_why_nothing_ranks() {
         assert!(!out.contains("│ # │"), "{format}: {out}");
     }
 }
+
+/// A steady rate's "job" is a period of traffic: the table and the budget say so instead of
+/// "time/job 1.00 h" and "341 jobs" (issue 35 item 9).
+#[test]
+fn a_steady_rate_is_worded_as_traffic() {
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--request-rate",
+        "5",
+        "--budget",
+        "1000",
+        "--top",
+        "3",
+        "--wide",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("│ traffic │"), "{out}");
+    assert!(
+        !out.contains("time/job") && !out.contains(" jobs ("),
+        "{out}"
+    );
+    assert!(out.contains("h of traffic │"), "{out}");
+    assert!(
+        out.contains("the hours of this traffic it pays for"),
+        "{out}"
+    );
+}

@@ -131,6 +131,13 @@ fn price_short(x: &crate::rank::RankRow) -> String {
 
 /// What the budget buys, in whole jobs where it buys one: "30 jobs, 12.5 d", "<1 job".
 pub fn budget_cell(x: &crate::rank::RankRow) -> Option<String> {
+    // A steady rate's "job" is a period of traffic: the budget buys hours of it.
+    if let (Some(_), Some(j)) = (&x.steady, x.budget_jobs) {
+        return Some(format!(
+            "{} h of traffic",
+            thousands((j * x.hours_per_job).floor())
+        ));
+    }
     match (x.budget_jobs, x.budget_hours) {
         (Some(j), Some(h)) if j >= 1.0 => Some(format!(
             "{} job{} ({})",
@@ -174,7 +181,7 @@ pub fn table(r: &RankReport, view: View) -> String {
             cost: sig(x.cost_per_job),
         });
         let mut t = Table::new(rows);
-        rename_money_columns(&mut t, &r.currency, &[4, 6]);
+        rename_money_columns(&mut t, r, &[4, 6], 5);
         t
     } else {
         let rows = shown.iter().map(|x| Short {
@@ -187,7 +194,7 @@ pub fn table(r: &RankReport, view: View) -> String {
             basis: basis(x.basis).into(),
         });
         let mut t = Table::new(rows);
-        rename_money_columns(&mut t, &r.currency, &[3, 5]);
+        rename_money_columns(&mut t, r, &[3, 5], 4);
         t
     };
     let mut t = table;
@@ -441,13 +448,25 @@ fn extra_column(header: &str, cells: impl Iterator<Item = Option<String>>) -> Op
 }
 
 /// "price/h" and "cost/job" headers carry the currency ("USD/h", "USD/job").
-fn rename_money_columns(t: &mut Table, currency: &str, cols: &[usize]) {
+/// The price and cost columns named in the ranking's currency; for a steady rate (whose
+/// "job" is a period of traffic) the time and cost columns say so.
+fn rename_money_columns(t: &mut Table, r: &RankReport, cols: &[usize], time_col: usize) {
     use tabled::settings::Modify;
     use tabled::settings::format::Format;
     use tabled::settings::object::Cell;
+    let currency = &r.currency;
+    let steady = r
+        .scenario
+        .job
+        .as_ref()
+        .and_then(|j| j.steady_hours)
+        .is_some();
     let names = [format!("{currency}/h"), format!("{currency}/job")];
     for (c, name) in cols.iter().zip(names) {
         t.with(Modify::new(Cell::new(0, *c)).with(Format::content(move |_| name.clone())));
+    }
+    if steady {
+        t.with(Modify::new(Cell::new(0, time_col)).with(Format::content(|_| "traffic".into())));
     }
 }
 
@@ -513,10 +532,21 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
         .first()
         .and_then(|x| x.budget_jobs.map(|j| j * x.cost_per_job))
     {
+        let steady = r
+            .scenario
+            .job
+            .as_ref()
+            .and_then(|j| j.steady_hours)
+            .is_some();
         v.push(format!(
-            "Budget: {} {} (\"budget buys\": whole jobs it pays for, and the hours it rents).",
+            "Budget: {} {} (\"budget buys\": {}).",
             sig(b),
-            r.currency
+            r.currency,
+            if steady {
+                "the hours of this traffic it pays for, all the row's instances running"
+            } else {
+                "whole jobs it pays for, and the hours it rents"
+            }
         ));
     }
     for w in currency_warnings(r) {
