@@ -70,13 +70,7 @@ pub fn devices(list: &[AdapterSummary]) -> String {
             for p in &s.other_paths {
                 feats.push(format!("also on {p}"));
             }
-            let vendor = match &s.pci_bus_id {
-                Some(bus) => format!(
-                    "{} {:04x}:{:04x}, pci {bus}",
-                    s.vendor, s.vendor_id, s.device_id
-                ),
-                None => format!("{} {:04x}:{:04x}", s.vendor, s.vendor_id, s.device_id),
-            };
+            let vendor = vendor_cell(s);
             DeviceRow {
                 index: s.index,
                 name: format!(
@@ -268,4 +262,20 @@ pub fn results(r: &ResultsFile) -> String {
         out.push_str(c);
     }
     out
+}
+
+/// "NVIDIA 10de:2330, pci 0000:01:00.0": the vendor and its PCI ids. A CPU runtime picks its
+/// own vendor id (PoCL reports Intel's, 8086, on an AMD EPYC): where the id names another
+/// vendor than the one shown, it is said to be the runtime's, not printed as the device's.
+pub fn vendor_cell(s: &crate::model::AdapterSummary) -> String {
+    let named = crate::model::vendor_name(s.vendor_id);
+    let ids = if named != "unknown" && !s.vendor.contains(named) {
+        format!("(the runtime reports vendor id {:04x})", s.vendor_id)
+    } else {
+        format!("{:04x}:{:04x}", s.vendor_id, s.device_id)
+    };
+    match &s.pci_bus_id {
+        Some(bus) => format!("{} {ids}, pci {bus}", s.vendor),
+        None => format!("{} {ids}", s.vendor),
+    }
 }

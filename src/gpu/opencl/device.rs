@@ -339,6 +339,31 @@ pub mod tests {
         assert_eq!(s.pci_bus_id, None);
     }
 
+    /// PoCL on an AMD EPYC reports Intel's vendor id (issue 35 item 3): `devices` says the
+    /// id is the runtime's instead of printing "AMD 8086:0000".
+    #[test]
+    fn a_runtime_vendor_id_that_names_another_vendor_is_said_to_be_the_runtimes() {
+        let f = Facts {
+            platform: "Portable Computing Language".into(),
+            name: "pthread-skylake-avx512-AMD EPYC".into(),
+            vendor: "AuthenticAMD".into(),
+            vendor_id: 0x8086,
+            kind: "cpu",
+            ..Default::default()
+        };
+        let cell = crate::report::table::vendor_cell(&summarize(1, &f));
+        assert_eq!(cell, "AMD (the runtime reports vendor id 8086)");
+        let f = Facts {
+            vendor_id: 0x1002,
+            kind: "gpu",
+            ..Default::default()
+        };
+        assert_eq!(
+            crate::report::table::vendor_cell(&summarize(0, &f)),
+            "AMD 1002:0000"
+        );
+    }
+
     /// `--adapter visible` on OpenCL: ROCm's runtime applies `ROCR_VISIBLE_DEVICES` itself,
     /// so the OpenCL list holds only the granted GPUs, renumbered from 0. gpuvalue maps the
     /// grant through the KFD topology to bus ids, as on Vulkan, and finds the granted GPU by
