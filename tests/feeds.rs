@@ -762,6 +762,20 @@ fn a_damaged_snapshot_is_left_out_with_a_warning() {
     );
 }
 
+/// A first update of `sources` from a fresh copy of the fixtures into an empty home: the
+/// files (kept alive), the server, the home and what the command said.
+fn fresh_update(sources: &[&str]) -> (tempfile::TempDir, Server, tempfile::TempDir, Output) {
+    let files = fixtures_copy();
+    let s = Server::start(files.path());
+    let home = tempfile::tempdir().unwrap();
+    let mut args = Vec::new();
+    for src in sources {
+        args.extend(["--source", src]);
+    }
+    let o = update(home.path(), &s, &args);
+    (files, s, home, o)
+}
+
 /// The manifest fields that depend on the run, not the files: the test server's date,
 /// ETag and address, and the version of the binary.
 fn manifest_of_the_files(m: &mut serde_json::Value) {
@@ -968,14 +982,7 @@ fn cat_day(source: &serde_json::Value) -> String {
 /// spread and host count in the notes; SkyPilot's copies of Vast offers give way to it.
 #[test]
 fn vast_offers_rank_at_the_median_of_their_hosts_and_replace_copies() {
-    let files = fixtures_copy();
-    let s = Server::start(files.path());
-    let home = tempfile::tempdir().unwrap();
-    let o = update(
-        home.path(),
-        &s,
-        &["--source", "skypilot", "--source", "vast"],
-    );
+    let (_files, s, home, o) = fresh_update(&["skypilot", "vast"]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
         s.requests("bundles/?limit=5000&type=on-demand&verified=true"),
@@ -1020,14 +1027,7 @@ fn vast_offers_rank_at_the_median_of_their_hosts_and_replace_copies() {
 /// times the count; SkyPilot's copies of RunPod give way.
 #[test]
 fn runpod_secure_and_community_are_separate_products() {
-    let files = fixtures_copy();
-    let s = Server::start(files.path());
-    let home = tempfile::tempdir().unwrap();
-    let o = update(
-        home.path(),
-        &s,
-        &["--source", "skypilot", "--source", "runpod"],
-    );
+    let (_files, _s, home, o) = fresh_update(&["skypilot", "runpod"]);
     assert!(o.status.success(), "{}", text(&o));
     let cat = catalog_json(home.path());
     let secure = instance(&cat, ("runpod", "2x A100 PCIe secure", "any"));
@@ -1082,10 +1082,7 @@ fn snapshot_rows(home: &Path, source: &str) -> serde_json::Value {
 /// and keeps its last snapshot.
 #[test]
 fn gpuhunt_catalogs_are_read_from_their_versioned_zips() {
-    let files = fixtures_copy();
-    let s = Server::start(files.path());
-    let home = tempfile::tempdir().unwrap();
-    let o = update(home.path(), &s, &["--source", "gpuhunt"]);
+    let (_files, s, home, o) = fresh_update(&["gpuhunt"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(

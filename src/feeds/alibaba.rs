@@ -35,7 +35,7 @@ impl Source for Alibaba {
         &[ID, SECRET]
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let (Some(id), Some(secret)) = (china::key(ID), china::key(SECRET)) else {
+        let (Some(id), Some(secret)) = (super::env_key(ID), super::env_key(SECRET)) else {
             bail!("needs {ID} and {SECRET}");
         };
         let (mut rows, mut files, mut notes) = (Vec::new(), Vec::new(), Vec::new());

@@ -1,6 +1,6 @@
 //! What the two keyed China sources share: the rows they refresh (the catalog's hand-kept
 //! rows of that provider: the instance types the product's first users asked about), a
-//! refreshed row, and the keys from the environment.
+//! refreshed row, and a nonce.
 
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel, Tier};
 
@@ -40,11 +40,6 @@ pub fn refreshed(
     r.confidence = Confidence::High;
     r.notes = Some(notes);
     r
-}
-
-/// A key from the environment (set and not blank).
-pub fn key(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// A fresh nonce per call (Alibaba refuses a repeated `SignatureNonce`): the time in

@@ -13,7 +13,7 @@
 use super::http::{Client, FetchError};
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
-use crate::catalog::names::{StatedMemory, resolve};
+use crate::catalog::names::StatedMemory;
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
@@ -228,7 +228,7 @@ pub fn rows(
                 prefer: Some(1),
             });
         let (gpu, gpu_mem, why) =
-            crate::catalog::csv_import::row_gpu(&gpu_name, resolve(&gpu_name, memory, n, &specs));
+            crate::catalog::csv_import::first_known(&[&gpu_name], memory, n, &specs);
         out.push(Instance {
             provider: ours.to_string(),
             instance_type: name,

@@ -7,7 +7,7 @@
 
 use super::http::{Client, Request};
 use super::{Fetch, Source};
-use crate::catalog::names::{Resolved, StatedMemory, resolve};
+use crate::catalog::names::StatedMemory;
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -35,25 +35,19 @@ impl Source for Lambda {
         &[KEY]
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let Some(key) = super::china::key(KEY) else {
+        let Some(key) = super::env_key(KEY) else {
             bail!("needs {KEY}");
         };
-        let fetched_at = super::now();
         let req = Request {
             url: URL.to_string(),
             body: None,
             headers: vec![("Authorization".into(), format!("Bearer {key}"))],
             mirror: Vec::new(),
         };
-        let f = http.send(&req).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let catalog =
-            rows(&f.body, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
-        let n = catalog.instances.len();
-        Ok(Fetch {
-            catalog,
-            risks: Vec::new(),
-            files: vec![f.meta.record(&fetched_at)],
-            notes: vec![format!("{n} rows (type x region with capacity)")],
+        super::one_answer(http, &req, |body, at, sha| {
+            let c = rows(body, at, sha)?;
+            let n = c.instances.len();
+            Ok((c, vec![format!("{n} rows (type x region with capacity)")]))
         })
     }
 }
@@ -148,16 +142,9 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
             None => vec![name.clone()],
         };
         // The name with its form factor first ("H100 SXM5"), then the bare name.
-        let mut decided = None;
-        for n in &tries {
-            let r = resolve(n, memory, t.specs.gpus, &specs);
-            let known = !matches!(r, Resolved::Unknown(_));
-            decided = Some(crate::catalog::csv_import::row_gpu(n, r));
-            if known {
-                break;
-            }
-        }
-        let (gpu, mem, why) = decided.expect("one name tried at least");
+        let tries: Vec<&str> = tries.iter().map(String::as_str).collect();
+        let (gpu, mem, why) =
+            crate::catalog::csv_import::first_known(&tries, memory, t.specs.gpus, &specs);
         let mut regions: Vec<String> = e
             .regions_with_capacity_available
             .into_iter()

@@ -84,6 +84,31 @@ pub fn now() -> String {
     }
 }
 
+/// A key from the environment (set and not blank).
+pub fn env_key(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The fetch of a source that reads one answer: the request sent, the body read into rows
+/// and notes by `read(body, fetched_at, sha256)` (an error names the URL), the file recorded.
+pub fn one_answer(
+    http: &http::Client,
+    req: &http::Request,
+    read: impl FnOnce(&[u8], &str, &str) -> Result<(Catalog, Vec<String>)>,
+) -> Result<Fetch> {
+    use anyhow::Context;
+    let fetched_at = now();
+    let f = http.send(req).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (catalog, notes) =
+        read(&f.body, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
+    Ok(Fetch {
+        catalog,
+        risks: Vec::new(),
+        files: vec![f.meta.record(&fetched_at)],
+        notes,
+    })
+}
+
 /// Every source, in `--list` order.
 pub fn registry() -> Vec<&'static dyn Source> {
     vec![

@@ -7,11 +7,11 @@
 //! is its whole market: other feeds' `runpod` rows give way to this snapshot.
 //!
 //! RunPod says the GraphQL API is deprecated and retires in early 2027 (REST v2's catalog
-//! needs a key).
+//! declares bearer authentication in its OpenAPI file; not tried).
 
 use super::http::{Client, Request};
 use super::{Fetch, Source};
-use crate::catalog::names::{StatedMemory, resolve};
+use crate::catalog::names::StatedMemory;
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -39,7 +39,6 @@ impl Source for RunPod {
         true
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let fetched_at = super::now();
         let req = Request {
             url: URL.to_string(),
             body: Some(
@@ -50,15 +49,13 @@ impl Source for RunPod {
             headers: Vec::new(),
             mirror: vec![("query".into(), "gpuTypes".into())],
         };
-        let f = http.send(&req).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let catalog =
-            rows(&f.body, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
-        let n = catalog.instances.len();
-        Ok(Fetch {
-            catalog,
-            risks: Vec::new(),
-            files: vec![f.meta.record(&fetched_at)],
-            notes: vec![format!("{n} rows (GPU type x count x Secure/Community)")],
+        super::one_answer(http, &req, |body, at, sha| {
+            let c = rows(body, at, sha)?;
+            let n = c.instances.len();
+            Ok((
+                c,
+                vec![format!("{n} rows (GPU type x count x Secure/Community)")],
+            ))
         })
     }
 }
@@ -128,16 +125,8 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
         });
         let display = t.display_name.clone().unwrap_or_else(|| t.id.clone());
         // RunPod's id is the more specific name ("NVIDIA A100 80GB PCIe"); then its display name.
-        let mut decided = None;
-        for name in [&t.id, &display] {
-            let r = resolve(name, memory, 1, &specs);
-            let known = !matches!(r, crate::catalog::names::Resolved::Unknown(_));
-            decided = Some(crate::catalog::csv_import::row_gpu(name, r));
-            if known {
-                break;
-            }
-        }
-        let (gpu, mem, why) = decided.expect("one name tried at least");
+        let (gpu, mem, why) =
+            crate::catalog::csv_import::first_known(&[&t.id, &display], memory, 1, &specs);
         let mut counts: Vec<u32> = [1, 2, 4, 8].into_iter().filter(|n| *n <= max).collect();
         if !counts.contains(&max) {
             counts.push(max);

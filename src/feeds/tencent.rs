@@ -39,7 +39,7 @@ impl Source for Tencent {
         &[ID, KEY]
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let (Some(id), Some(key)) = (china::key(ID), china::key(KEY)) else {
+        let (Some(id), Some(key)) = (super::env_key(ID), super::env_key(KEY)) else {
             bail!("needs {ID} and {KEY}");
         };
         let (mut rows, mut files, mut notes) = (Vec::new(), Vec::new(), Vec::new());

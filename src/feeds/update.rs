@@ -141,7 +141,7 @@ fn one(src: &dyn Source, client: &http::Client, home: &Path, opts: &Options) -> 
         .needs()
         .iter()
         .copied()
-        .filter(|v| super::china::key(v).is_none())
+        .filter(|v| super::env_key(v).is_none())
         .collect();
     if !missing.is_empty() {
         return Done::Skipped { missing };

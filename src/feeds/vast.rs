@@ -12,7 +12,7 @@
 
 use super::http::{Client, Request};
 use super::{Fetch, Source};
-use crate::catalog::names::{StatedMemory, resolve};
+use crate::catalog::names::StatedMemory;
 use crate::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -41,7 +41,6 @@ impl Source for Vast {
         true
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let fetched_at = super::now();
         let body = serde_json::json!({
             "verified": {"eq": true},
             "external": {"eq": false},
@@ -61,15 +60,7 @@ impl Source for Vast {
                 ("verified".into(), "true".into()),
             ],
         };
-        let f = http.send(&req).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let (catalog, notes) =
-            rows(&f.body, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
-        Ok(Fetch {
-            catalog,
-            risks: Vec::new(),
-            files: vec![f.meta.record(&fetched_at)],
-            notes,
-        })
+        super::one_answer(http, &req, rows)
     }
 }
 
@@ -181,8 +172,7 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
             gpu_count: 1.0,
             prefer: Some(0),
         });
-        let (gpu, _, why) =
-            crate::catalog::csv_import::row_gpu(&name, resolve(&name, memory, n, &specs));
+        let (gpu, _, why) = crate::catalog::csv_import::first_known(&[&name], memory, n, &specs);
         let p = &g.prices;
         let mut prices = BTreeMap::new();
         prices.insert(PricingModel::OnDemand, Price::list_usd(quantile(p, 0.5)));

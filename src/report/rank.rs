@@ -448,6 +448,11 @@ fn extra_column(header: &str, cells: impl Iterator<Item = Option<String>>) -> Op
 }
 
 /// "price/h" and "cost/job" headers carry the currency ("USD/h", "USD/job").
+/// A steady rate's period of traffic (its "job"), if the ranking is of one.
+fn steady_hours(r: &RankReport) -> Option<f64> {
+    r.scenario.job.as_ref().and_then(|j| j.steady_hours)
+}
+
 /// The price and cost columns named in the ranking's currency; for a steady rate (whose
 /// "job" is a period of traffic) the time and cost columns say so.
 fn rename_money_columns(t: &mut Table, r: &RankReport, cols: &[usize], time_col: usize) {
@@ -455,12 +460,7 @@ fn rename_money_columns(t: &mut Table, r: &RankReport, cols: &[usize], time_col:
     use tabled::settings::format::Format;
     use tabled::settings::object::Cell;
     let currency = &r.currency;
-    let steady = r
-        .scenario
-        .job
-        .as_ref()
-        .and_then(|j| j.steady_hours)
-        .is_some();
+    let steady = steady_hours(r).is_some();
     let names = [format!("{currency}/h"), format!("{currency}/job")];
     for (c, name) in cols.iter().zip(names) {
         t.with(Modify::new(Cell::new(0, *c)).with(Format::content(move |_| name.clone())));
@@ -489,7 +489,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             ""
         }
     ));
-    if let Some(h) = r.scenario.job.as_ref().and_then(|j| j.steady_hours) {
+    if let Some(h) = steady_hours(r) {
         v.push(format!(
             "Steady rate: the traffic of {} h keeps each row's instances busy for all of it; a row pays for the whole instances that keep up (\"instances\", with the share of their time the traffic takes), the job's cost is all of them for {} h.",
             h, h
@@ -532,12 +532,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
         .first()
         .and_then(|x| x.budget_jobs.map(|j| j * x.cost_per_job))
     {
-        let steady = r
-            .scenario
-            .job
-            .as_ref()
-            .and_then(|j| j.steady_hours)
-            .is_some();
+        let steady = steady_hours(r).is_some();
         v.push(format!(
             "Budget: {} {} (\"budget buys\": {}).",
             sig(b),

@@ -79,6 +79,26 @@ fn gpu_id(
     row_gpu(accel, names::resolve(accel, stated, count as u32, specs))
 }
 
+/// [`row_gpu`] of the first of `names` the mapping knows (a feed's specific name first,
+/// "NVIDIA A100 80GB PCIe", then its short one), else of the last.
+pub fn first_known(
+    names: &[&str],
+    memory: Option<names::StatedMemory>,
+    count: u32,
+    specs: &[GpuSpec],
+) -> (String, Option<f64>, String) {
+    let mut decided = None;
+    for n in names {
+        let r = names::resolve(n, memory, count, specs);
+        let known = !matches!(r, Resolved::Unknown(_));
+        decided = Some(row_gpu(n, r));
+        if known {
+            break;
+        }
+    }
+    decided.unwrap_or_else(|| row_gpu("", Resolved::Unknown(String::new())))
+}
+
 /// What a row's `gpu` is for what the mapping decided about the name `accel`: the catalog
 /// GPU id, or the name behind the prefix that says why it does not rank; the memory per GPU
 /// in GB; and the note (what was read, or why the memory fits no variant). Every feed uses it.
