@@ -278,3 +278,54 @@ fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
         "{t}"
     );
 }
+
+/// Issue 34: the GPU families the feeds rent in 2026 have spec entries, so a fresh machine
+/// ranks them from the built-in snapshot and the hand-kept rows: Blackwell, the NVL and
+/// Grace Hopper parts, the workstation cards, and AMD Instinct at the clouds that rent it.
+#[test]
+fn the_gpus_the_2026_market_rents_rank_on_a_fresh_machine() {
+    let o = gpuvalue(&["rank", "--format", "json", "--top", "100000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let providers = |gpu: &str| -> std::collections::BTreeSet<String> {
+        rows.iter()
+            .filter(|r| r["gpu"] == gpu)
+            .map(|r| r["provider"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for gpu in [
+        "b200",
+        "b300",
+        "gh200",
+        "h100-nvl",
+        "rtx-pro-6000-server",
+        "rtx-5090",
+        "rtx-a6000",
+        "a40",
+        "l40",
+        "rtx-6000-ada",
+        "rtx-3090",
+        "a800-80gb-sxm",
+    ] {
+        assert!(!providers(gpu).is_empty(), "{gpu}: no row ranks");
+    }
+    // MI300X at the clouds that rent it, not only the two 6.00 USD/GPU-hour rows of before.
+    let mi300x = providers("mi300x");
+    for p in [
+        "digitalocean",
+        "runpod",
+        "crusoe",
+        "hotaisle",
+        "vultr",
+        "oci",
+    ] {
+        assert!(mi300x.contains(p), "no {p} MI300X in {mi300x:?}");
+    }
+    let cheapest = rows
+        .iter()
+        .filter(|r| r["gpu"] == "mi300x")
+        .map(|r| r["price_per_hour"].as_f64().unwrap() / r["gpu_count"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(cheapest < 3.0, "MI300X from {cheapest} USD per GPU-hour");
+}

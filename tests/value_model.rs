@@ -96,13 +96,29 @@ fn catalog_figures_are_on_one_basis_and_say_what_is_derived() {
     assert!(errors.is_empty(), "{errors:#?}");
     for g in &c.gpus {
         assert!(g.arch.is_some(), "{}: no architecture", g.id);
-        // Tensor figures are dense: never above 8x the FP32 vector rate per lane family
-        // except INT8/FP8 (sparse figures are twice the dense ones). Against AMD's packed
-        // FP32 rate where one is stated: CDNA4 doubled the matrix rate per CU (MI355X FP16
-        // 2.5 PFLOPS dense is 32x its unpacked FP32 of 78.6, 16x the packed 157.3).
+        // Tensor figures are dense: a sparse figure is twice the dense one, so FP16 matrix
+        // over FP32 stays under the generation's dense ratio. Against AMD's packed FP32
+        // rate where one is stated: CDNA4 doubled the matrix rate per CU (MI355X FP16 2.5
+        // PFLOPS dense is 32x its unpacked FP32 of 78.6, 16x the packed 157.3). Blackwell
+        // doubled Hopper's tensor rate per SM at the same FP32 (B200: 2,250 dense over 75,
+        // 30x; the sparse 4,500 would be 60x).
         let fp32 = g.fp32_packed_tflops.or(g.fp32_tflops);
+        let most = if g.arch.as_deref() == Some("blackwell") {
+            34.0
+        } else {
+            17.0
+        };
         if let (Some(t), Some(f)) = (g.fp16_tensor_tflops, fp32) {
-            assert!(t / f <= 17.0, "{}: FP16 matrix {t} vs FP32 {f}", g.id);
+            assert!(t / f <= most, "{}: FP16 matrix {t} vs FP32 {f}", g.id);
+        }
+        // FP8 at most twice FP16; FP4 at most four times FP8 (twice on B200; 3.1x on B300,
+        // whose Blackwell Ultra raised FP4 alone; 4x on GeForce, whose FP8 figure is with
+        // FP32 accumulate at half rate and its FP4 is not).
+        if let (Some(t), Some(e)) = (g.fp16_tensor_tflops, g.fp8_matrix_tflops) {
+            assert!(e <= 2.03 * t, "{}: FP8 {e} vs FP16 {t}", g.id);
+        }
+        if let (Some(e), Some(q)) = (g.fp8_matrix_tflops, g.fp4_matrix_tflops) {
+            assert!(q <= 4.01 * e, "{}: FP4 {q} vs FP8 {e}", g.id);
         }
     }
     let g = |id: &str| c.gpu(id).unwrap();

@@ -7,8 +7,9 @@
 //! gpus[]          { id, vendor, name, aliases[], arch?, fp32_tflops, fp32_packed_tflops?,
 //!                   fp64_vector_tflops, fp16_vector_tflops?, fp16_tensor_tflops,
 //!                   tf32_matrix_tflops?, fp8_matrix_tflops?, int8_matrix_tops?,
-//!                   fp64_matrix_tflops, memory_gb, bandwidth_gbps, adapters_per_package?,
-//!                   tdp_w, derived?: { field: how }, source, as_of, notes? }
+//!                   fp6_matrix_tflops?, fp4_matrix_tflops?, fp64_matrix_tflops,
+//!                   memory_gb, bandwidth_gbps, adapters_per_package?, tdp_w, link?,
+//!                   derived?: { field: how }, source, as_of, notes? }
 //!                   figures are dense (no sparsity), per package, and may be null
 //! instances[]     { provider, instance_type, region, gpu (a gpus[].id), gpu_count, vcpu,
 //!                   ram_gib, gpu_memory_gb?, prices: { on_demand|spot|reserved_1y|
@@ -92,6 +93,14 @@ pub struct GpuSpec {
     /// INT8 on the matrix engines, dense, TOPS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub int8_matrix_tops: Option<f64>,
+    /// FP6 on the matrix engines, dense (Blackwell, CDNA4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp6_matrix_tflops: Option<f64>,
+    /// FP4 on the matrix engines, dense (Blackwell's NVFP4, CDNA4's MXFP4). Blackwell
+    /// Ultra's datasheets print a dense figure that is not half the sparse one: the printed
+    /// dense figure is the one kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp4_matrix_tflops: Option<f64>,
     /// FP64 on the matrix engines (FP64 tensor cores, AMD matrix cores).
     pub fp64_matrix_tflops: Option<f64>,
     /// Memory of the whole package (an MI250X's two dies together).
@@ -102,6 +111,11 @@ pub struct GpuSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapters_per_package: Option<u32>,
     pub tdp_w: Option<f64>,
+    /// The GPU's own links as its datasheet gives them (NVLink / xGMI generation and GB/s per
+    /// GPU, or the PCIe generation where it has none); what an instance's GPUs reach between
+    /// them is the instance's `interconnect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
     /// Figures not printed on a datasheet but derived (field name -> how), e.g. an FP64 rate
     /// from the architecture's FP64:FP32 ratio.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -271,7 +285,7 @@ pub fn currency_code(s: &str) -> String {
 
 impl GpuSpec {
     /// Every numeric figure with its field name and the top of its physical range.
-    pub fn figure_fields(&self) -> [(&'static str, Option<f64>, f64); 12] {
+    pub fn figure_fields(&self) -> [(&'static str, Option<f64>, f64); 14] {
         [
             ("fp32_tflops", self.fp32_tflops, 1e5),
             ("fp32_packed_tflops", self.fp32_packed_tflops, 1e5),
@@ -281,6 +295,8 @@ impl GpuSpec {
             ("tf32_matrix_tflops", self.tf32_matrix_tflops, 1e5),
             ("fp8_matrix_tflops", self.fp8_matrix_tflops, 1e5),
             ("int8_matrix_tops", self.int8_matrix_tops, 1e5),
+            ("fp6_matrix_tflops", self.fp6_matrix_tflops, 1e5),
+            ("fp4_matrix_tflops", self.fp4_matrix_tflops, 1e5),
             ("fp64_matrix_tflops", self.fp64_matrix_tflops, 1e5),
             ("memory_gb", self.memory_gb, 1e4),
             ("bandwidth_gbps", self.bandwidth_gbps, 1e6),

@@ -375,8 +375,25 @@ mod tests {
         }
         assert_eq!(id(resolve("AMD Instinct MI300X", None, 8, &s)), "mi300x");
         assert_eq!(id(resolve("H100-80G-PCIe", None, 1, &s)), "h100-pcie");
+        // The 2026 market's spellings (issue 34): each feed's own, one GPU each.
+        for (n, want) in [
+            ("H100NVL", "h100-nvl"),
+            ("H100_PCIE_NVL", "h100-nvl"),
+            ("RTX6000-Ada", "rtx-6000-ada"),
+            ("RTX6000ADA_PCIE", "rtx-6000-ada"),
+            ("RTXPRO6000S", "rtx-pro-6000-server"),
+            ("RTXPRO6000-WK", "rtx-pro-6000-workstation"),
+            ("RTXA6000", "rtx-a6000"),
+            ("A6000_PCIE_LOW_RAM", "rtx-a6000"),
+            ("NVIDIA B200", "b200"),
+            ("B300 SXM6 AC", "b300"),
+            ("RTX5090_PCIE_BAREMETAL", "rtx-5090"),
+        ] {
+            assert_eq!(id(resolve(n, None, 1, &s)), want, "{n}");
+        }
+        // Lambda's RTX6000 is the Turing Quadro RTX 6000, not the Ada card: no spec yet.
         assert!(matches!(
-            resolve("H100NVL", None, 1, &s),
+            resolve("RTX6000", None, 1, &s),
             Resolved::NotSpecified(_)
         ));
         assert!(matches!(

@@ -85,8 +85,9 @@ fn adapter_names_match_exactly_and_near_misses_do_not() {
         ("NVIDIA A100-PCIE-40GB", Some("a100-40gb-pcie")),
         // Near misses: another memory size, form factor or product must not match.
         ("NVIDIA A100", None),
-        ("NVIDIA H100 NVL", None),
-        ("NVIDIA H200 NVL", None),
+        ("NVIDIA H100 NVL", Some("h100-nvl")),
+        ("NVIDIA H200 NVL", Some("h200-nvl")),
+        ("NVIDIA H20-3e", None),
         ("NVIDIA GeForce RTX 4090 D", None),
         ("AMD Instinct MI250", None),
         ("llvmpipe (LLVM 15.0.6, 256 bits)", None),

@@ -33,11 +33,8 @@ pub const ADVISOR: &str = "https://spot-bid-advisor.s3.amazonaws.com/spot-adviso
 /// The regions read: the four with the broadest GPU offer (each file is 300-600 MB).
 pub const REGIONS: &[&str] = &["us-east-1", "us-east-2", "us-west-2", "eu-west-1"];
 
-/// AWS GPU families with no catalog spec entry (issue 34 adds them): counted, not ranked.
+/// AWS GPU families with no catalog spec entry: counted, not ranked.
 const UNSPECIFIED_FAMILIES: &[(&str, &str)] = &[
-    ("p6-b200.", "B200"),
-    ("p6-b300.", "B300"),
-    ("p6e-gb200.", "GB200"),
     ("g5g.", "T4G"),
     ("g4ad.", "Radeon Pro V520"),
     ("g6f.", "L4 (fraction)"),

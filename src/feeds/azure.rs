@@ -21,13 +21,9 @@ use std::collections::{BTreeMap, HashSet};
 pub const FIRST_PAGE: &str = "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter=serviceName%20eq%20%27Virtual%20Machines%27%20and%20contains(armSkuName,%27Standard_N%27)";
 const MAX_PAGES: usize = 2000;
 
-/// Azure GPU sizes without a catalog spec entry (issue 34 adds them): counted, not ranked.
-const UNSPECIFIED: &[(&str, &str)] = &[
-    ("h100_v5", "H100 NVL"),
-    ("rtxpro6000", "RTX PRO 6000"),
-    ("gb200", "GB200"),
-    ("mi300x", "MI300X"),
-];
+/// Azure GPU sizes without a catalog spec entry: counted, not ranked. (Every GPU size the
+/// Azure feed carries today has one; `family_gpu` names them.)
+const UNSPECIFIED: &[(&str, &str)] = &[];
 
 #[derive(Deserialize)]
 struct Page {

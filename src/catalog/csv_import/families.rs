@@ -14,6 +14,9 @@ pub(super) const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("p5en.", "", "h200-sxm"),
     ("p5e.", "", "h200-sxm"),
     ("p5.", "", "h100-sxm"),
+    ("p6-b200.", "", "b200"),
+    ("p6-b300.", "", "b300"),
+    ("p6e-gb200.", "", "gb200"),
     ("g4dn.", "", "t4"),
     ("g5.", "", "a10g"),
     ("g6e.", "", "l40s"),
@@ -30,6 +33,11 @@ pub(super) const FAMILY_GPUS: &[(&str, &str, &str)] = &[
     ("standard_nd", "isr_h100_v5", "h100-sxm"),
     ("standard_nd", "isr_h200_v5", "h200-sxm"),
     ("standard_nd", "isr_mi300x_v5", "mi300x"),
+    ("standard_nd", "_gb200_v6", "gb200"),
+    // NC H100 v5 is the H100 NVL (94 GB, PCIe); NC RTX PRO 6000 BSE v6 the Blackwell Server
+    // Edition card.
+    ("standard_nc", "_h100_v5", "h100-nvl"),
+    ("standard_nc", "_rtxpro6000bse_v6", "rtx-pro-6000-server"),
     ("standard_nd96amsr_a100_v4", "", "a100-80gb-sxm"),
     ("standard_nd96ams_a100_v4", "", "a100-80gb-sxm"),
     ("standard_nv", "ads_a10_v5", "a10"),
