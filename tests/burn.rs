@@ -73,6 +73,7 @@ fn a_software_adapter_is_refused_by_default_naming_what_was_found() {
 }
 
 #[test]
+#[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -139,6 +140,7 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
 }
 
 #[test]
+#[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn injected_faults_give_their_verdicts_on_both_executors() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for backend in EXECUTORS {
@@ -192,6 +194,7 @@ fn injected_faults_give_their_verdicts_on_both_executors() {
 }
 
 #[test]
+#[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn a_real_slowdown_partway_warns_with_the_drop() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !have("vulkan") {

@@ -22,6 +22,7 @@ fn rss_bytes() -> Option<u64> {
 }
 
 #[test]
+#[ignore = "long: the quick suite twice (about a minute); .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn quick_suite_twice_in_one_process_releases_gpu_memory() {
     if common::gpu().is_none() {
         return;
