@@ -309,7 +309,9 @@ pub fn run(opts: &BenchOptions) -> Result<Vec<BenchOutcome>> {
     let outputs = prepare_outputs(opts, &host, &list, &chosen)?;
     let mut outcomes = Vec::new();
     for (&idx, (path, _lock)) in chosen.iter().zip(outputs) {
-        if interrupt::requested() {
+        // A request before the first adapter opened still leaves that adapter's file,
+        // empty and marked interrupted: every interrupted run says so in its file.
+        if interrupt::requested() && !outcomes.is_empty() {
             break;
         }
         let mut run = AdapterRun::start(opts, &host, &list, idx, &probes, path)?;

@@ -56,6 +56,14 @@ fn main() -> ExitCode {
     }
     no_wayland_probe_noise();
     let cli = Cli::parse_checked();
+    // A measuring command takes Ctrl-C from here on, milliseconds after start-up: a signal
+    // before the adapter opens still leaves a results file marked interrupted.
+    if matches!(
+        cli.command,
+        None | Some(Command::Bench(_) | Command::Run(_) | Command::Burn(_))
+    ) {
+        gpuvalue::interrupt::install();
+    }
     gpuvalue::report::term::set_width((!cli.wide).then(terminal_width));
     if !matches!(
         cli.command,
