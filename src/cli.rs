@@ -502,8 +502,10 @@ pub struct JobArgs {
     /// llm-finetune: tokens per training sequence.
     #[arg(long, default_value_t = 4096.0, value_name = "N")]
     pub seq_len: f64,
-    /// llm-serve: the weights' precision, fp16, fp8 or int4; llm-finetune: the matmuls'
-    /// precision, fp16 (BF16/FP16 mixed precision) or fp8 (Transformer Engine's FP8 GEMMs).
+    /// llm-serve: the weights' precision, fp16, fp8, int4 or fp4 (FP4 matrix engines where
+    /// the GPU has them: Blackwell, MI355X; FP8 engines elsewhere, said); llm-finetune: the
+    /// matmuls' precision, fp16 (BF16/FP16 mixed precision) or fp8 (Transformer Engine's FP8
+    /// GEMMs).
     #[arg(long, value_enum, default_value = "fp16")]
     pub precision: crate::jobs::Precision,
     /// llm-serve: requests served.

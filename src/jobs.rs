@@ -137,6 +137,10 @@ pub enum Precision {
     Fp8,
     /// 4-bit weights (dequantised to FP16 for the matmuls), FP16 KV cache.
     Int4,
+    /// FP4 weights and matmuls on the FP4 matrix engines (NVFP4 on Blackwell, MXFP4 on
+    /// CDNA4), FP8 KV cache, as MLPerf's Blackwell Llama 2 70B entries run. A GPU without
+    /// FP4 engines runs the matmuls on its FP8 (else FP16) engines, said per row.
+    Fp4,
 }
 
 impl Precision {
@@ -145,17 +149,21 @@ impl Precision {
             Precision::Fp16 => 2.0,
             Precision::Fp8 => 1.0,
             Precision::Int4 => 0.5,
+            // NVFP4: 4-bit values and one FP8 scale per 16 (MXFP4: one 8-bit scale per 32,
+            // 0.53): the larger, NVFP4's.
+            Precision::Fp4 => 0.5625,
         }
     }
     fn kv_bytes(self) -> f64 {
         match self {
-            Precision::Fp8 => 1.0,
+            Precision::Fp8 | Precision::Fp4 => 1.0,
             Precision::Fp16 | Precision::Int4 => 2.0,
         }
     }
     fn engines(self) -> Rate {
         match self {
             Precision::Fp8 => Rate::MatmulFp8Matrix,
+            Precision::Fp4 => Rate::MatmulFp4Matrix,
             Precision::Fp16 | Precision::Int4 => Rate::MatmulF16Matrix,
         }
     }
@@ -164,6 +172,7 @@ impl Precision {
             Precision::Fp16 => "FP16",
             Precision::Fp8 => "FP8",
             Precision::Int4 => "INT4",
+            Precision::Fp4 => "FP4",
         }
     }
 }
@@ -316,9 +325,10 @@ impl Finetune {
         check(m.params, 1e6, 1e13, "--model-params")?;
         check(self.tokens, 1.0, 1e16, "--tokens")?;
         check(self.seq_len, 16.0, 1e7, "--seq-len")?;
-        if self.compute == Precision::Int4 {
+        if matches!(self.compute, Precision::Int4 | Precision::Fp4) {
             bail!(
-                "--precision int4: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora"
+                "--precision {}: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora",
+                self.compute.name().to_lowercase()
             );
         }
         let engines = self.compute.engines();

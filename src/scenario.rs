@@ -61,6 +61,8 @@ pub enum Rate {
     MatmulTf32Matrix,
     /// FP8 on the matrix engines, GFLOPS.
     MatmulFp8Matrix,
+    /// FP4 on the matrix engines (NVFP4, MXFP4), GFLOPS.
+    MatmulFp4Matrix,
     /// INT8 packed dot products on the vector units, GOPS.
     MatmulInt8,
     /// INT8 on the matrix engines, GOPS.
@@ -86,12 +88,13 @@ pub struct Sheet {
 }
 
 impl Rate {
-    pub const ALL: [Rate; 11] = [
+    pub const ALL: [Rate; 12] = [
         Rate::MatmulF32,
         Rate::MatmulF16,
         Rate::MatmulF16Matrix,
         Rate::MatmulTf32Matrix,
         Rate::MatmulFp8Matrix,
+        Rate::MatmulFp4Matrix,
         Rate::MatmulInt8,
         Rate::MatmulInt8Matrix,
         Rate::MatmulF64Best,
@@ -107,6 +110,7 @@ impl Rate {
             Rate::MatmulF16Matrix => "matmul_f16_matrix",
             Rate::MatmulTf32Matrix => "matmul_tf32_matrix",
             Rate::MatmulFp8Matrix => "matmul_fp8_matrix",
+            Rate::MatmulFp4Matrix => "matmul_fp4_matrix",
             Rate::MatmulInt8 => "matmul_int8",
             Rate::MatmulInt8Matrix => "matmul_int8_matrix",
             Rate::MatmulF64Best => "matmul_f64_best",
@@ -124,6 +128,7 @@ impl Rate {
             Rate::MatmulF16Matrix => "FP16 matrix engines",
             Rate::MatmulTf32Matrix => "TF32 matrix engines",
             Rate::MatmulFp8Matrix => "FP8 matrix engines",
+            Rate::MatmulFp4Matrix => "FP4 matrix engines",
             Rate::MatmulInt8 => "INT8 dot products (vector)",
             Rate::MatmulInt8Matrix => "INT8 matrix engines",
             Rate::MatmulF64Best => "FP64 vector",
@@ -169,6 +174,7 @@ impl Rate {
             Rate::MatmulF16Matrix => "fp16_tensor_tflops",
             Rate::MatmulTf32Matrix => "tf32_matrix_tflops",
             Rate::MatmulFp8Matrix => "fp8_matrix_tflops",
+            Rate::MatmulFp4Matrix => "fp4_matrix_tflops",
             Rate::MatmulInt8Matrix => "int8_matrix_tops",
             Rate::MatmulF64Best => "fp64_vector_tflops",
             Rate::MatmulF64Matrix => "fp64_matrix_tflops",
@@ -197,6 +203,8 @@ impl Rate {
             Rate::MatmulF16 | Rate::MatmulTf32Matrix => Some(Rate::MatmulF32),
             Rate::MatmulF16Matrix => Some(Rate::MatmulF16),
             Rate::MatmulFp8Matrix => Some(Rate::MatmulF16Matrix),
+            // FP4 weights are dequantised for the FP8 engines where no FP4 engine exists.
+            Rate::MatmulFp4Matrix => Some(Rate::MatmulFp8Matrix),
             // Frameworks run an INT8 model in FP16 where no INT8 engine exists; on a measured
             // machine the packed-dot-product rate comes first.
             Rate::MatmulInt8Matrix => Some(Rate::MatmulInt8),
@@ -235,6 +243,7 @@ impl Rate {
             Rate::LatencyDispatch => &[FigureKey::LatencyDispatch],
             Rate::MatmulTf32Matrix
             | Rate::MatmulFp8Matrix
+            | Rate::MatmulFp4Matrix
             | Rate::MatmulInt8Matrix
             | Rate::MatmulF64Matrix => &[],
         }

@@ -396,3 +396,92 @@ fn a_steady_rate_is_worded_as_traffic() {
         "{out}"
     );
 }
+
+/// Issue 34 item 3: FP4 serving runs the matmuls on the FP4 engines where the GPU has them
+/// (Blackwell, MI355X), with 4.5-bit weights (NVFP4's scales) and an FP8 KV cache; a GPU
+/// without FP4 engines serves the FP4 weights on its FP8 (else FP16) engines and the row
+/// says so; fine-tuning in FP4 is refused with the reason.
+#[test]
+fn fp4_serving_uses_the_fp4_engines_where_they_exist_and_says_where_not() {
+    let v = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp4",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    let first = |gpu: &str| {
+        rows.iter()
+            .find(|r| r["gpu"] == gpu)
+            .unwrap_or_else(|| panic!("no {gpu} row"))["figures"][0]
+            .clone()
+    };
+    for gpu in ["b200", "gb200", "mi355x"] {
+        let f = first(gpu);
+        assert_eq!(f["figure"], "matmul_fp4_matrix", "{f}");
+        assert_eq!(f["derivation"]["used"], "matmul_fp4_matrix", "{f}");
+        assert_eq!(f["derivation"]["origin"], "calibrated", "{f}");
+    }
+    for (gpu, used) in [
+        ("h100-sxm", "matmul_fp8_matrix"),
+        ("a100-80gb-sxm", "matmul_f16_matrix"),
+    ] {
+        let f = first(gpu);
+        assert_eq!(f["derivation"]["used"], used, "{f}");
+        assert!(
+            f["basis"]
+                .as_str()
+                .unwrap()
+                .contains("no FP4 matrix engines on this GPU"),
+            "{f}"
+        );
+    }
+    // The weights of a 70B model in FP4 with NVFP4's scales: 0.5625 bytes a parameter.
+    let text = v["scenario"].to_string();
+    assert!(text.contains("39.7"), "{text}");
+    // On the same B200s, FP4 serves faster than FP8.
+    let fp8 = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp8",
+    ]);
+    let hours = |v: &serde_json::Value, t: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == t)
+            .unwrap()["hours_per_job"]
+            .as_f64()
+            .unwrap()
+    };
+    let b200 = rows
+        .iter()
+        .find(|r| r["gpu"] == "b200" && r["gpu_count"] == 8)
+        .unwrap()["instance_type"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(hours(&v, &b200) < hours(&fp8, &b200), "{b200}");
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--model",
+        "8b",
+        "--precision",
+        "fp4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--precision fp4: fine-tuning computes in fp16")
+    );
+}
