@@ -231,7 +231,8 @@ pub struct FilterArgs {
     /// Only this GPU (catalog id or name substring).
     #[arg(long)]
     pub gpu: Option<String>,
-    /// Only this region (substring).
+    /// Only this place: a country (code or name: cn, china, us, de), an area (eu, asia,
+    /// na, sa, oc, me, af), else a part of the region's name.
     #[arg(long)]
     pub region: Option<String>,
     /// Only GPUs with at least this much memory each, in GB.

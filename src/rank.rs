@@ -243,6 +243,10 @@ pub struct RankReport {
     /// The price snapshots merged into the catalog (`catalog update`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prices_from: Option<String>,
+    /// `--region` as a place (a country or an area): what it selected and what it could not
+    /// place, so the rows it left out are said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_note: Option<String>,
 }
 
 /// Ranks every catalog instance for the scenario, on a catalog with its findings (its
@@ -320,6 +324,11 @@ pub fn rank(
         measurement_notes: notes,
         uncertainty,
         prices_from: catalog.prices_from.clone(),
+        region_note: opts
+            .filters
+            .region
+            .as_deref()
+            .and_then(|r| crate::catalog::regions::note(r, &catalog.instances)),
     })
 }
 

@@ -1,6 +1,8 @@
 //! Ranking arithmetic against hand-computed values, on a small constructed catalog; and a
 //! golden Markdown output that must stay stable.
 
+mod common;
+
 use gpuvalue::catalog::{Catalog, PricingModel};
 use gpuvalue::rank::{Filters, RankOptions, Source, rank};
 use gpuvalue::results::ResultsFile;
@@ -295,5 +297,69 @@ fn many_files_from_one_node_weigh_as_much_as_one_file_from_another() {
         close(one.figures[0].value, 4000.0),
         "{}",
         one.figures[0].value
+    );
+}
+
+/// Issue 35 item 8: `--region` is a place. China is every provider's Chinese regions
+/// (Tencent's `ap-beijing` beside Alibaba's `cn-*`), `us` is the United States and not any
+/// name with "us" in it, an area takes its countries, and the notes say what could not be
+/// placed.
+#[test]
+fn region_filters_by_country_and_area_and_says_what_it_left_out() {
+    let run = |region: &str| {
+        let o = common::gpuvalue(&[
+            "rank", "--region", region, "--format", "json", "--top", "5000",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let pairs = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["provider"].as_str().unwrap().to_string(),
+                    r["region"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let china = run("china");
+    let cn = pairs(&china);
+    assert!(
+        cn.iter().any(|(p, r)| p == "tencent" && r == "ap-beijing"),
+        "{cn:?}"
+    );
+    assert!(cn.iter().any(|(p, _)| p == "alibaba"), "{cn:?}");
+    assert!(cn.iter().all(|(p, _)| p != "aws" && p != "gcp"), "{cn:?}");
+    assert_eq!(pairs(&run("cn")), cn);
+    let note = china["region_note"].as_str().unwrap();
+    assert!(
+        note.contains("the country CN") && note.contains("cannot place"),
+        "{note}"
+    );
+    let us = pairs(&run("us"));
+    assert!(
+        us.iter()
+            .any(|(p, r)| p == "azure" && r.starts_with("eastus")),
+        "{us:?}"
+    );
+    assert!(!us.iter().any(|(_, r)| r.contains("RU")), "{us:?}");
+    let eu = pairs(&run("europe"));
+    assert!(
+        eu.iter().any(|(p, r)| p == "gcp" && r == "europe-west4"),
+        "{eu:?}"
+    );
+    assert!(!eu.iter().any(|(_, r)| r.starts_with("us-")), "{eu:?}");
+    // A part of a name, as before.
+    let west = pairs(&run("west"));
+    assert!(!west.is_empty() && west.iter().all(|(_, r)| r.to_lowercase().contains("west")));
+    // A country with no row: refused, naming it.
+    let o = common::gpuvalue(&["rank", "--region", "kz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no catalog instance is in the country KZ")
     );
 }

@@ -37,8 +37,12 @@ impl Filters {
                 .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
         };
         let gpu_name = gpu.map_or(inst.gpu.as_str(), |g| g.name.as_str());
+        let in_region = self
+            .region
+            .as_ref()
+            .is_none_or(|r| super::regions::Wanted::parse(r).matches(&inst.provider, &inst.region));
         if !has(&inst.provider, &self.provider)
-            || !has(&inst.region, &self.region)
+            || !in_region
             || !(has(&inst.gpu, &self.gpu) || has(gpu_name, &self.gpu))
         {
             return Admission::NotSelected;
@@ -83,10 +87,17 @@ impl Filters {
                 )
             })
         };
+        // At most 12 values, and how many more: a catalog with feed snapshots has hundreds.
         let listing = |mut v: Vec<String>| {
             v.sort();
             v.dedup();
-            v.join(", ")
+            let more = v.len().saturating_sub(12);
+            v.truncate(12);
+            let mut s = v.join(", ");
+            if more > 0 {
+                s.push_str(&format!(" and {more} more"));
+            }
+            s
         };
         let alone = [
             (
@@ -126,13 +137,33 @@ impl Filters {
                     region: self.region.clone(),
                     ..Filters::default()
                 },
-                listing(catalog.instances.iter().map(|i| i.region.clone()).collect()),
+                // Region names are hundreds and some hold commas (Vast's "City, CC, AREA"):
+                // the countries they are in instead.
+                format!(
+                    "regions in {} (a country code, a country, an area such as eu, or a part of a region's name; `gpuvalue catalog` lists them)",
+                    listing(
+                        catalog
+                            .instances
+                            .iter()
+                            .filter_map(|i| super::regions::place(&i.provider, &i.region))
+                            .map(|p| p.country.to_string())
+                            .filter(|c| c != super::regions::UNKNOWN_COUNTRY)
+                            .collect()
+                    )
+                ),
             ),
         ];
         for (flag, value, f, valid) in alone {
             if let Some(v) = value
                 && !selects(&f)
             {
+                let wanted = super::regions::Wanted::parse(v);
+                if flag == "--region" && !matches!(wanted, super::regions::Wanted::Name(_)) {
+                    return Some(format!(
+                        "--region {v}: no catalog instance is in {} (a country or area: ISO codes such as cn, us, de, or eu, asia, na)",
+                        wanted.describe()
+                    ));
+                }
                 return Some(format!(
                     "{flag} {v}: matches no catalog instance (a part of the name, any case); the catalog has {valid}"
                 ));

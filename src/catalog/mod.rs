@@ -29,6 +29,7 @@ mod filters;
 pub mod load;
 pub mod market;
 pub mod names;
+pub mod regions;
 pub mod spot;
 
 pub use filters::{Admission, Filters};

@@ -515,6 +515,9 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             "Prices from: {from} (`gpuvalue catalog update` takes new ones; --offline: the built-in ones)."
         ));
     }
+    if let Some(n) = &r.region_note {
+        v.push(n.clone());
+    }
     if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {
         v.push(format!(
             "Spot: time and cost include the expected work lost to interruptions and redone: \
