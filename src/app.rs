@@ -464,6 +464,7 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
             every_hours: s.checkpoint_every,
             restart_hours: s.restart_time,
         },
+        nodes: s.nodes,
     })
 }
 

@@ -66,6 +66,12 @@ pub struct Point {
     /// The system's GPU interconnect bus bandwidth (GB/s); none: communication not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus_gbps: Option<f64>,
+    /// A run on several nodes of `gpus` GPUs each (`rank --nodes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    /// The network between those nodes, the node's total in Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_gbps: Option<f64>,
     pub published: f64,
     pub unit: String,
     pub conditions: String,
@@ -313,12 +319,20 @@ impl CalibrationFile {
         gpus: u32,
         bus_gbps: Option<f64>,
     ) -> Result<f64> {
-        self.throughput_of(catalog, scenarios.get(scenario)?, gpu, gpus, bus_gbps)
+        self.throughput_of(
+            catalog,
+            scenarios.get(scenario)?,
+            gpu,
+            gpus,
+            bus_gbps,
+            (1, None),
+        )
     }
 
-    /// The throughput of scenario `s` on `gpus` packages of `gpu`: the compute split over
-    /// every adapter, decoding with the batch their memory holds, plus what the scenario's
-    /// collectives over `bus_gbps` add beyond the compute.
+    /// The throughput of scenario `s` on `gpus` packages of `gpu` (on each of `nodes.0`
+    /// nodes linked by a network of `nodes.1` Gb/s a node): the compute split over every
+    /// adapter, decoding with the batch their memory holds, plus what the scenario's
+    /// collectives over `bus_gbps` (and the network) add beyond the compute.
     pub fn throughput_of(
         &self,
         catalog: &Catalog,
@@ -326,6 +340,7 @@ impl CalibrationFile {
         gpu: &str,
         gpus: u32,
         bus_gbps: Option<f64>,
+        nodes: (u32, Option<f64>),
     ) -> Result<f64> {
         let g = catalog
             .gpu(gpu)
@@ -346,9 +361,14 @@ impl CalibrationFile {
         let n = gpus.max(1) * g.adapters();
         let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
         let timing = s
-            .timing(n, mem, bus_gbps.map(|b| ("the point's link", b)), |f| {
-                rates.get(&f).copied().unwrap_or(f64::NAN)
-            })
+            .timing_nodes(
+                n,
+                nodes.0,
+                mem,
+                bus_gbps.map(|b| ("the point's link", b)),
+                nodes.1.map(|g| ("the point's network", g / 8.0)),
+                |f| rates.get(&f).copied().unwrap_or(f64::NAN),
+            )
             .map_err(|why| anyhow::anyhow!("{gpu}: {why}"))?;
         let amount = s
             .job
@@ -381,9 +401,16 @@ impl CalibrationFile {
             }
             None => scenarios.get(p.scenario.as_deref().unwrap_or_default())?,
         };
-        let t = self.throughput_of(catalog, s, &p.gpu, p.gpus.unwrap_or(1), p.bus_gbps)?;
+        let t = self.throughput_of(
+            catalog,
+            s,
+            &p.gpu,
+            p.gpus.unwrap_or(1),
+            p.bus_gbps,
+            (p.nodes.unwrap_or(1), p.network_gbps),
+        )?;
         match &p.relative_to {
-            Some(other) => Ok(t / self.throughput_of(catalog, s, other, 1, None)?),
+            Some(other) => Ok(t / self.throughput_of(catalog, s, other, 1, None, (1, None))?),
             None => Ok(t),
         }
     }

@@ -443,6 +443,26 @@ pub struct RankSettings {
     /// interruption.
     #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = hours_of)]
     pub restart_time: f64,
+    /// Run the job on N identical instances (training and fine-tuning: data-parallel over
+    /// every GPU, the collectives within a node over its link and between nodes over its
+    /// published network), or `auto`: the fewest that hold the job. The price is N
+    /// instances'. Instance types without a published network rank on one node only.
+    #[arg(long, value_name = "N|auto", default_value = "1", value_parser = nodes_of)]
+    pub nodes: crate::rank::Nodes,
+}
+
+/// `--nodes`: a count from 1 to 1024, or `auto`.
+fn nodes_of(s: &str) -> Result<crate::rank::Nodes, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(crate::rank::Nodes::Auto);
+    }
+    match t.parse::<u32>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(crate::rank::Nodes::Fixed(n)),
+        _ => Err(format!(
+            "expected a number of nodes from 1 to 1024, or auto, found `{s}`"
+        )),
+    }
 }
 
 #[derive(Args, Debug)]

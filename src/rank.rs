@@ -31,6 +31,28 @@ pub struct RankOptions {
     pub use_implausible: bool,
     /// How a job on spot capacity survives an interruption (`--price spot`).
     pub checkpointing: Checkpointing,
+    /// How many identical instances a job runs on (`--nodes`).
+    pub nodes: Nodes,
+}
+
+/// How many instances a job runs on: a fixed number, or the fewest that hold it (more
+/// only add communication, so the fewest are also the cheapest), up to [`Nodes::MOST`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Nodes {
+    Fixed(u32),
+    Auto,
+}
+
+impl Default for Nodes {
+    fn default() -> Self {
+        Nodes::Fixed(1)
+    }
+}
+
+impl Nodes {
+    /// The most nodes `auto` tries.
+    pub const MOST: u32 = 64;
 }
 
 /// A hardware adapter's measured figure is taken as its catalog GPU's when it lies within
@@ -52,6 +74,7 @@ impl Default for RankOptions {
             include_reported: false,
             use_implausible: false,
             checkpointing: Checkpointing::default(),
+            nodes: Nodes::default(),
         }
     }
 }
@@ -140,6 +163,10 @@ pub struct RankRow {
     pub gpu: String,
     pub gpu_name: String,
     pub gpu_count: u32,
+    /// The identical instances the job runs on (`--nodes`): `gpu_count` GPUs each;
+    /// `price_per_hour` is all of them together.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nodes: u32,
     /// `measured` when every figure was measured, `estimated` otherwise.
     pub basis: Source,
     pub figures: Vec<FigureUse>,
@@ -330,6 +357,14 @@ pub fn rank(
             .as_deref()
             .and_then(|r| crate::catalog::regions::note(r, &catalog.instances)),
     })
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn default_uncertainty() -> f64 {
@@ -798,12 +833,14 @@ impl Costing<'_> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
             return Ok(Some(Err(not_a_catalog_gpu(&inst.gpu))));
         };
-        // A job that shards (weights, optimizer state, a served model) needs its share per GPU.
+        // A job that shards (weights, optimizer state, a served model) needs its share per
+        // GPU, over every GPU of every node it runs on.
+        let per_node = inst.gpu_count * gpu.adapters();
+        let nodes = self.nodes_for(per_node, gpu);
         let admission = self.opts.filters.admit(
             inst,
             Some(gpu),
-            self.scenario
-                .memory_floor_on(inst.gpu_count * gpu.adapters()),
+            self.scenario.memory_floor_on(per_node * nodes),
         );
         if admission == Admission::NotSelected {
             return Ok(None);
@@ -820,33 +857,10 @@ impl Costing<'_> {
         if let Some(date) = &inst.retired {
             return Ok(Some(Err(format!("retired on {date}: no longer sold"))));
         }
-        let Some(price) = inst.prices.get(&self.opts.pricing) else {
-            return Ok(Some(Err(format!("no {} price", self.opts.pricing.name()))));
+        let (price, per_hour) = match self.priced(inst, gpu, nodes)? {
+            Ok(x) => x,
+            Err(why) => return Ok(Some(Err(why))),
         };
-        if inst.tier(price) == Tier::Reported && !self.opts.include_reported {
-            return Ok(Some(Err(
-                "reported price (unverified: not a list price); --include-reported ranks it, marked"
-                    .into(),
-            )));
-        }
-        let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
-        if bad_gpus.contains(&gpu.id) {
-            return Ok(Some(Err(format!(
-                "catalog error in the entry of GPU {:?}",
-                gpu.id
-            ))));
-        }
-        if let Some(c) = [&price.currency, &self.opts.currency]
-            .into_iter()
-            .find(|c| bad_currencies.contains(c))
-        {
-            return Ok(Some(Err(format!(
-                "catalog error in the exchange rate of {c}"
-            ))));
-        }
-        let per_hour = self
-            .catalog
-            .convert(price.amount, &price.currency, &self.opts.currency)?;
         let mut uses = Vec::new();
         let mut factors = Vec::new();
         for &fig in self.figures {
@@ -865,7 +879,7 @@ impl Costing<'_> {
             }
         }
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let timing = match self.timing(inst, gpu, inst.gpu_count * gpu.adapters(), &uses) {
+        let timing = match self.timing(inst, gpu, per_node, nodes, &uses) {
             Ok(x) => x,
             Err(why) => return Ok(Some(Err(why))),
         };
@@ -900,10 +914,53 @@ impl Costing<'_> {
         }
         let mut row = self.ranked(i, inst, gpu, uses, fleet_per_hour, hours);
         row.price_per_hour = per_hour;
+        row.nodes = nodes;
         row.steady = steady.map(|(s, _)| s);
         row.timing = Some(timing);
         row.spot = risk;
         Ok(Some(Ok((row, factors))))
+    }
+
+    /// The instance's price in the kind and currency asked for, for `nodes` of it: per hour
+    /// with the price it came from; Ok(Err) says why it cannot be ranked on price.
+    fn priced<'c>(
+        &'c self,
+        inst: &'c Instance,
+        gpu: &GpuSpec,
+        nodes: u32,
+    ) -> Result<Result<(&'c crate::catalog::Price, f64), String>> {
+        if nodes > 1 && self.opts.pricing == PricingModel::Spot {
+            return Ok(Err(format!(
+                "spot on {nodes} nodes is not modelled (an interruption of any node stops the job)"
+            )));
+        }
+        let Some(price) = inst.prices.get(&self.opts.pricing) else {
+            return Ok(Err(format!("no {} price", self.opts.pricing.name())));
+        };
+        if inst.tier(price) == Tier::Reported && !self.opts.include_reported {
+            return Ok(Err(
+                "reported price (unverified: not a list price); --include-reported ranks it, marked"
+                    .into(),
+            ));
+        }
+        let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
+        if bad_gpus.contains(&gpu.id) {
+            return Ok(Err(format!(
+                "catalog error in the entry of GPU {:?}",
+                gpu.id
+            )));
+        }
+        if let Some(c) = [&price.currency, &self.opts.currency]
+            .into_iter()
+            .find(|c| bad_currencies.contains(c))
+        {
+            return Ok(Err(format!("catalog error in the exchange rate of {c}")));
+        }
+        let per_hour = self
+            .catalog
+            .convert(price.amount, &price.currency, &self.opts.currency)?
+            * f64::from(nodes);
+        Ok(Ok((price, per_hour)))
     }
 
     /// For a job at a steady rate (its `steady_hours`), the instances that keep up when one
@@ -959,6 +1016,7 @@ impl Costing<'_> {
         inst: &Instance,
         gpu: &GpuSpec,
         adapters: u32,
+        nodes: u32,
         uses: &[FigureUse],
     ) -> Result<Timing, String> {
         let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
@@ -966,9 +1024,28 @@ impl Costing<'_> {
             .interconnect
             .as_ref()
             .map(|l| (l.kind.as_str(), l.bus_gbps));
+        let net = crate::catalog::networks::of(&inst.provider, &inst.instance_type)
+            .map(|n| (n.kind.as_str(), n.gb_per_s()));
         self.scenario
-            .timing(adapters, mem, link, value_in(uses))
-            .map_err(|why| why.to_string())
+            .timing_nodes(adapters, nodes, mem, link, net, value_in(uses))
+    }
+
+    /// The nodes the job runs on for an instance of `per_node` adapters: the number asked
+    /// for, or (auto) the fewest whose memory holds the job's sharded state.
+    fn nodes_for(&self, per_node: u32, gpu: &GpuSpec) -> u32 {
+        match self.opts.nodes {
+            Nodes::Fixed(n) => n.max(1),
+            Nodes::Auto => {
+                let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+                (1..=Nodes::MOST)
+                    .find(|n| {
+                        self.scenario
+                            .memory_floor_on(per_node * n)
+                            .is_none_or(|need| need <= mem)
+                    })
+                    .unwrap_or(Nodes::MOST)
+            }
+        }
     }
 
     fn ranked(
@@ -1007,6 +1084,7 @@ impl Costing<'_> {
             gpu: gpu.id.clone(),
             gpu_name: gpu.name.clone(),
             gpu_count: inst.gpu_count,
+            nodes: 1,
             basis: if uses.iter().all(|u| u.source == Source::Measured) {
                 Source::Measured
             } else {

@@ -586,6 +586,67 @@ impl Scenario {
         })
     }
 
+    /// How the job runs on `nodes` instances of `adapters` GPUs each (issue 34 item 4): the
+    /// terms split over every GPU, the state sharded over all of them, and the data-parallel
+    /// collectives run hierarchically: within a node over `link` (its all-reduce bus
+    /// bandwidth) and, for the node's shard, between nodes over `net` (its name and the
+    /// node's total GB/s): `bytes_per_step x (nodes-1)/nodes` through each node's network a
+    /// step. They overlap the compute as on one node; only what outlasts it adds time. One
+    /// node is [`Scenario::timing`]. Err: why the job cannot run on several nodes.
+    pub fn timing_nodes(
+        &self,
+        adapters: u32,
+        nodes: u32,
+        mem_gb: f64,
+        link: Option<(&str, f64)>,
+        net: Option<(&str, f64)>,
+        rate: impl Fn(Rate) -> f64,
+    ) -> Result<Timing, String> {
+        if nodes <= 1 {
+            return self
+                .timing(adapters, mem_gb, link, rate)
+                .map_err(|e| e.to_string());
+        }
+        if self.decode.is_some() {
+            return Err("serving on several nodes is not modelled: a served model scales by whole instances (--request-rate), and one that fits no instance would need pipeline parallelism between nodes".into());
+        }
+        let Some((net_name, net_gb)) = net else {
+            return Err("the network between nodes of this instance type is not published (src/data/networks.json): not ranked on several nodes".into());
+        };
+        let n = adapters.max(1);
+        let compute = self.seconds_per_job(&rate) / f64::from(n * nodes);
+        let comm = match &self.collectives {
+            None => Comm::None,
+            Some(c) => {
+                let intra = link.map_or(0.0, |(_, bus)| c.seconds(f64::from(n), bus));
+                let inter = c.steps * c.bytes_per_step * f64::from(nodes - 1)
+                    / f64::from(nodes)
+                    / (net_gb * 1e9);
+                let within = match link {
+                    Some((name, bus)) => format!("{name} ({bus} GB/s bus) within a node, "),
+                    None if n > 1 => "the link within a node not known (not counted), ".into(),
+                    None => String::new(),
+                };
+                let seconds = intra + inter;
+                Comm::Counted {
+                    what: c.what.clone(),
+                    link: format!(
+                        "{within}{net_name} ({net_gb} GB/s a node) between {nodes} nodes"
+                    ),
+                    bus_gbps: link.map_or(net_gb, |l| l.1),
+                    seconds,
+                    exposed: (seconds - compute).max(0.0),
+                }
+            }
+        };
+        Ok(Timing {
+            seconds: compute + comm.exposed(),
+            compute,
+            layout: None,
+            comm,
+        })
+    }
+
     /// The collectives over `group` GPUs (all of them for data parallelism, a copy's for
     /// tensor parallelism), `copies` groups communicating side by side, against `compute`.
     fn comm(&self, group: u32, copies: u32, compute: f64, link: Option<(&str, f64)>) -> Comm {

@@ -485,3 +485,144 @@ fn fp4_serving_uses_the_fp4_engines_where_they_exist_and_says_where_not() {
             .contains("--precision fp4: fine-tuning computes in fp16")
     );
 }
+
+/// Issue 34 item 4: a job bigger than one instance runs on several identical ones. A full
+/// fine-tune of a 70B model (1,130 GB of state) fits no 8x H100 node; `--nodes auto` takes
+/// the fewest that hold it, where the provider publishes the network between them, and
+/// prices all of them; the collectives run within a node over its link and between nodes
+/// over that network. Serving, spot and types without a published network are not ranked
+/// on several nodes, each with its reason.
+#[test]
+fn a_job_bigger_than_one_instance_runs_on_the_fewest_nodes_that_hold_it() {
+    let full = [
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--model",
+        "70b",
+        "--method",
+        "full",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = full.to_vec();
+        a.extend(extra);
+        a.push("--details");
+        json(&a)
+    };
+    let one = with(&["--gpu", "h100"]);
+    assert!(
+        one["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["gpu_count"].as_u64() > Some(8) || r["gpu"] != "h100-sxm"),
+        "an 8x H100 node cannot hold the full fine-tune"
+    );
+    let auto = with(&["--gpu", "h100", "--nodes", "auto"]);
+    let rows = auto["rows"].as_array().unwrap();
+    let p5 = rows
+        .iter()
+        .find(|r| r["instance_type"] == "p5.48xlarge")
+        .expect("p5.48xlarge ranks on several nodes");
+    assert_eq!(p5["nodes"], 2, "{p5}");
+    let link = p5["timing"]["comm"]["link"].as_str().unwrap();
+    assert!(
+        link.contains("EFA") && link.contains("between 2 nodes"),
+        "{link}"
+    );
+    // Its price is both nodes'.
+    let cat = gpuvalue(&[
+        "catalog",
+        "--provider",
+        "aws",
+        "--gpu",
+        "h100",
+        "--format",
+        "json",
+    ]);
+    let cat: Value = serde_json::from_slice(&cat.stdout).unwrap();
+    let node_price = cat["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["instance_type"] == "p5.48xlarge" && i["region"] == p5["region"])
+        .unwrap()["prices"]["on_demand"]["amount"]
+        .as_f64()
+        .unwrap();
+    let total = p5["price_per_hour"].as_f64().unwrap();
+    assert!(
+        (total - 2.0 * node_price).abs() < 1e-6 * total,
+        "{total} vs 2 x {node_price}"
+    );
+    // A type whose provider publishes no network between its nodes is not ranked on two.
+    let reasons: Vec<String> = auto["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["instance"]
+                .as_str()
+                .unwrap()
+                .starts_with("lambda/gpu_8x_h100_sxm5/")
+        })
+        .map(|e| e["reason"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !reasons.is_empty() && reasons.iter().all(|r| r.contains("network between nodes")),
+        "{reasons:?}"
+    );
+    // More nodes finish sooner; the communication they add costs (never saves) money.
+    let lora = |n: &str| {
+        let v = json(&[
+            "rank",
+            "--job",
+            "llm-finetune",
+            "--model",
+            "70b",
+            "--nodes",
+            n,
+            "--provider",
+            "aws",
+            "--gpu",
+            "h100",
+        ]);
+        let r = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == "p5.48xlarge" && r["region"] == "us-east-1")
+            .unwrap()
+            .clone();
+        (
+            r["hours_per_job"].as_f64().unwrap(),
+            r["cost_per_job"].as_f64().unwrap(),
+        )
+    };
+    let (h1, c1) = lora("1");
+    let (h4, c4) = lora("4");
+    assert!(h4 < h1 / 3.0, "{h4} vs {h1}");
+    assert!(c4 >= c1 * 0.999, "{c4} vs {c1}");
+    // Serving on several nodes and spot on several nodes are said, not guessed.
+    let serve = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "8b",
+        "--nodes",
+        "2",
+        "--details",
+    ]);
+    assert!(serve["rows"].as_array().unwrap().is_empty());
+    assert!(serve["excluded"].as_array().unwrap().iter().any(|e| {
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("serving on several nodes is not modelled")
+    }));
+    for bad in ["0", "1025", "many"] {
+        let o = gpuvalue(&["rank", "--nodes", bad]);
+        assert_eq!(o.status.code(), Some(2), "--nodes {bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("expected a number of nodes"));
+    }
+}

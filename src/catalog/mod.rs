@@ -29,6 +29,7 @@ mod filters;
 pub mod load;
 pub mod market;
 pub mod names;
+pub mod networks;
 pub mod regions;
 pub mod spot;
 

@@ -116,7 +116,11 @@ fn instance_cell(x: &crate::rank::RankRow) -> String {
 }
 
 fn gpus_cell(x: &crate::rank::RankRow) -> String {
-    format!("{} x {}", x.gpu_count, x.gpu_name)
+    if x.nodes > 1 {
+        format!("{} nodes x {} x {}", x.nodes, x.gpu_count, x.gpu_name)
+    } else {
+        format!("{} x {}", x.gpu_count, x.gpu_name)
+    }
 }
 
 /// The price with a `*` where the row has a note (listed under the table) and its tier
@@ -518,6 +522,11 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
     if let Some(n) = &r.region_note {
         v.push(n.clone());
     }
+    if let Some(most) = r.rows.iter().map(|x| x.nodes).max().filter(|n| *n > 1) {
+        v.push(format!(
+            "Nodes: a row runs the job on as many identical instances as its GPUs column says (up to {most}), data-parallel over all their GPUs with the state sharded over them; the collectives run within a node over its link and between nodes over the network its provider publishes (src/data/networks.json; types without one rank on one node only), overlapped with the compute; its price per hour is all of them."
+        ));
+    }
     if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {
         v.push(format!(
             "Spot: time and cost include the expected work lost to interruptions and redone: \
@@ -707,13 +716,12 @@ pub fn markdown(r: &RankReport) -> String {
     ));
     for x in &r.rows {
         out.push_str(&format!(
-            "| {} | {} {} | {} | {} x {} | {} | {} | {} | {} | {} | {} |{}\n",
+            "| {} | {} {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n",
             place(x),
             md(&x.provider),
             md(&x.instance_type),
             md(&x.region),
-            x.gpu_count,
-            md(&x.gpu_name),
+            md(&gpus_cell(x)),
             basis(x.basis),
             md(&figures_used(x)),
             price_cell(x),
@@ -764,6 +772,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "spot_expected_interruptions",
         "steady_instances",
         "steady_load",
+        "nodes",
     ])?;
     for x in &r.rows {
         let figs: Vec<String> = x
@@ -821,6 +830,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
             x.steady
                 .as_ref()
                 .map_or(String::new(), |s| s.load.to_string()),
+            x.nodes.to_string(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
