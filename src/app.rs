@@ -535,7 +535,13 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         details: a.details,
     };
     if a.side_by_side {
-        let levers = crate::levers::side_by_side(&checked, scenario, &results, &opts)?;
+        let levers = crate::levers::side_by_side(
+            &checked,
+            scenario,
+            &results,
+            &opts,
+            a.utilisation.unwrap_or(100.0) / 100.0,
+        )?;
         print_as(
             &report::export::SideBySide {
                 levers: &levers,

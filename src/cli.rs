@@ -92,6 +92,9 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
     if flag("side_by_side") && given("price") {
         return Err("--price is not used with --side-by-side, which shows every way to pay".into());
     }
+    if given("utilisation") && !flag("side_by_side") {
+        return Err("--utilisation applies to --side-by-side (a commitment's cost per job at that share of its hours): here it would be ignored".into());
+    }
     Ok(())
 }
 
@@ -486,6 +489,12 @@ pub struct RankArgs {
     /// which each commitment beats on demand (--price is then not used).
     #[arg(long, conflicts_with = "details")]
     pub side_by_side: bool,
+    /// --side-by-side: the share of a commitment's hours the work uses, in percent (default
+    /// 100): a commitment is paid for every hour of its term, so its cost per job is divided
+    /// by this share; on demand and spot pay only the hours used. "Spot or 1-year for a job
+    /// that runs 60% of the time?" is `--side-by-side --utilisation 60`.
+    #[arg(long, value_name = "PERCENT", value_parser = utilisation)]
+    pub utilisation: Option<f64>,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]
@@ -757,6 +766,16 @@ fn gigabytes(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && (0.0..=1e4).contains(&v) => Ok(v),
         _ => Err(format!(
             "expected a number of GB from 0 to 10000, found `{s}`"
+        )),
+    }
+}
+
+/// `--utilisation`: a percentage above 0, at most 100.
+fn utilisation(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v),
+        _ => Err(format!(
+            "expected a share of the hours in percent, above 0 and at most 100, found `{s}`"
         )),
     }
 }

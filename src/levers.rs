@@ -65,8 +65,16 @@ pub struct Levers {
     pub rows: Vec<LeverRow>,
     /// Instances in the view before `top` cut it.
     pub ranked_total: usize,
+    /// The share of a commitment's hours the work uses (`--utilisation`, 1.0 by default):
+    /// the commitments' costs per job are divided by it.
+    #[serde(default = "full")]
+    pub utilisation: f64,
     /// The on-demand ranking, for its notes (model, prices, caveats).
     pub on_demand: RankReport,
+}
+
+fn full() -> f64 {
+    1.0
 }
 
 impl LeverRow {
@@ -81,6 +89,7 @@ pub fn side_by_side(
     scenario: &Scenario,
     results: &[(String, ResultsFile)],
     opts: &RankOptions,
+    utilisation: f64,
 ) -> Result<Levers> {
     let mut by_key: BTreeMap<String, LeverRow> = BTreeMap::new();
     let mut on_demand = None;
@@ -128,6 +137,8 @@ pub fn side_by_side(
         for (m, c) in row.costs.iter_mut() {
             if matches!(m, PricingModel::Reserved1y | PricingModel::Reserved3y) {
                 c.break_even = od.map(|o| c.price_per_hour / o);
+                // Paid for every hour of the term, used for `utilisation` of them.
+                c.cost_per_job /= utilisation;
             }
         }
         row.cheapest = *row
@@ -152,6 +163,7 @@ pub fn side_by_side(
         currency: opts.currency.clone(),
         rows,
         ranked_total,
+        utilisation,
         on_demand: on_demand.expect("on demand is among the models"),
     })
 }

@@ -329,3 +329,62 @@ fn the_gpus_the_2026_market_rents_rank_on_a_fresh_machine() {
         .fold(f64::INFINITY, f64::min);
     assert!(cheapest < 3.0, "MI300X from {cheapest} USD per GPU-hour");
 }
+
+/// Issue 35 item 16: "spot or 1-year for a job that runs 60% of the time?" answered by
+/// `--side-by-side --utilisation 60`: a commitment is paid for every hour of its term, so
+/// its cost per job is divided by the share of hours used; on demand and spot pay only the
+/// hours used; the cheapest way follows. Without --side-by-side the option is refused.
+#[test]
+fn utilisation_costs_the_commitments_for_the_hours_they_are_used() {
+    let view = |u: Option<&str>| {
+        let mut a = vec![
+            "rank",
+            "--side-by-side",
+            "--provider",
+            "gcp",
+            "--gpu",
+            "a100",
+            "--format",
+            "json",
+            "--top",
+            "100",
+        ];
+        if let Some(u) = u {
+            a.extend(["--utilisation", u]);
+        }
+        let o = gpuvalue(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let row = |v: &serde_json::Value| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == "a2-highgpu-1g")
+            .expect("GCP's committed-use A100 row")
+            .clone()
+    };
+    let full = row(&view(None));
+    let part = row(&view(Some("30")));
+    let cost = |r: &serde_json::Value, m: &str| r["costs"][m]["cost_per_job"].as_f64().unwrap();
+    for m in ["on_demand", "spot"] {
+        assert_eq!(cost(&full, m), cost(&part, m), "{m}");
+    }
+    for m in ["reserved_1y", "reserved_3y"] {
+        assert!(
+            (cost(&part, m) - cost(&full, m) / 0.3).abs() < 1e-9 * cost(&part, m),
+            "{m}"
+        );
+    }
+    // At full use the 3-year commitment is the cheapest way here; at 30% it is not.
+    assert_eq!(full["cheapest"], "reserved_3y");
+    assert_ne!(part["cheapest"], "reserved_3y");
+    for bad in ["0", "101", "x"] {
+        let o = gpuvalue(&["rank", "--side-by-side", "--utilisation", bad]);
+        assert_eq!(o.status.code(), Some(2), "--utilisation {bad}");
+    }
+    let o = gpuvalue(&["rank", "--utilisation", "60"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--utilisation applies to --side-by-side"));
+}

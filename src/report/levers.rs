@@ -66,13 +66,15 @@ fn notes(l: &Levers, shown: usize) -> Vec<String> {
         .iter()
         .find_map(|r| r.costs.get(&PricingModel::Spot)?.spot.as_ref());
     v.push(format!(
-        "Costs per job in {c}. On demand: the hours used. Spot: the expected cost with the work lost to interruptions and redone, and the band of instances interrupted a month (\"?\": none published, the worst assumed; {}). 1- and 3-year commitments are paid for every hour of the term: the cost per job is at full use, and \"@63%\" is the utilisation above which the commitment beats on demand (committed / on-demand price per hour).",
+        "Costs per job in {c}. On demand: the hours used. Spot: the expected cost with the work lost to interruptions and redone, and the band of instances interrupted a month (\"?\": none published, the worst assumed; {}). 1- and 3-year commitments are paid for every hour of the term: the cost per job is at {u} of its hours used{how}, and \"@63%\" is the utilisation above which the commitment beats on demand (committed / on-demand price per hour).",
         cp.map_or("a checkpoint as --checkpoint-every says".to_string(), |k| format!(
             "a checkpoint every {}, {} to restart",
             hours(k.checkpointing.every_hours),
             hours(k.checkpointing.restart_hours)
         )),
-        c = l.currency
+        c = l.currency,
+        u = percent(l.utilisation),
+        how = if l.utilisation < 1.0 { " (--utilisation)" } else { " (--utilisation to change)" }
     ));
     let mut dates: Vec<String> = Vec::new();
     for m in MODELS {
