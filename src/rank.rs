@@ -35,6 +35,10 @@ pub struct RankOptions {
     pub nodes: Nodes,
 }
 
+/// A spot price older than this many months is left out of a spot ranking unless
+/// `--include-reported` (spot prices change by the hour; the feeds carry today's).
+pub const STALE_SPOT_MONTHS: i64 = 3;
+
 /// How many instances a job runs on: a fixed number, or the fewest that hold it (more
 /// only add communication, so the fewest are also the cheapest), up to [`Nodes::MOST`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -942,6 +946,17 @@ impl Costing<'_> {
                 "reported price (unverified: not a list price); --include-reported ranks it, marked"
                     .into(),
             ));
+        }
+        // Spot prices move by the hour: one months old says little of today's, so it does not
+        // lead a ranking unless asked for (issue 35 item 7).
+        let as_of = price.as_of.as_deref().unwrap_or(&inst.as_of);
+        if self.opts.pricing == PricingModel::Spot
+            && !self.opts.include_reported
+            && let Some(m) = crate::files::months_ago(as_of).filter(|m| *m > STALE_SPOT_MONTHS)
+        {
+            return Ok(Err(format!(
+                "stale spot price: as of {as_of}, {m} months ago (spot prices change by the hour; over {STALE_SPOT_MONTHS} months is not ranked); --include-reported ranks it, marked, or `gpuvalue catalog update` takes a current one"
+            )));
         }
         let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
         if bad_gpus.contains(&gpu.id) {

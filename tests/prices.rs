@@ -388,3 +388,67 @@ fn utilisation_costs_the_commitments_for_the_hours_they_are_used() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--utilisation applies to --side-by-side"));
 }
+
+/// Issue 35 item 7: a spot price months old does not lead a spot ranking (spot prices move
+/// by the hour): left out with the reason unless `--include-reported`, which ranks it
+/// marked; and a steady serving rate's side-by-side says what spot's restarts cost the
+/// endpoint.
+#[test]
+fn a_stale_spot_price_does_not_lead_and_spot_serving_says_its_downtime() {
+    let spot = |extra: &[&str]| {
+        let mut a = vec![
+            "rank",
+            "--price",
+            "spot",
+            "--provider",
+            "azure",
+            "--format",
+            "json",
+            "--details",
+        ];
+        a.extend(extra);
+        let o = gpuvalue(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let v = spot(&[]);
+    let t4 = "azure/Standard_NC4as_T4_v3/eastus";
+    let why = v["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["instance"] == t4)
+        .expect("the 2024-12 spot price is left out")["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(why.starts_with("stale spot price: as of 2024-12"), "{why}");
+    assert!(v["rows"].as_array().unwrap().iter().all(|r| {
+        gpuvalue::files::months_ago(r["price_as_of"].as_str().unwrap()).unwrap_or(0)
+            <= gpuvalue::rank::STALE_SPOT_MONTHS
+    }));
+    let with = spot(&["--include-reported"]);
+    assert!(
+        with["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["instance_type"] == "Standard_NC4as_T4_v3")
+    );
+    let o = gpuvalue(&[
+        "rank",
+        "--side-by-side",
+        "--job",
+        "llm-serve",
+        "--model",
+        "8b",
+        "--request-rate",
+        "5",
+    ]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout).replace("\n  ", " ");
+    assert!(
+        text.contains("Spot for a steady rate: each interruption takes an instance out"),
+        "{text}"
+    );
+}

@@ -76,6 +76,23 @@ fn notes(l: &Levers, shown: usize) -> Vec<String> {
         u = percent(l.utilisation),
         how = if l.utilisation < 1.0 { " (--utilisation)" } else { " (--utilisation to change)" }
     ));
+    let steady = l
+        .on_demand
+        .scenario
+        .job
+        .as_ref()
+        .and_then(|j| j.steady_hours)
+        .is_some();
+    if steady
+        && l.rows
+            .iter()
+            .any(|r| r.cheapest == crate::catalog::PricingModel::Spot)
+    {
+        v.push(format!(
+            "Spot for a steady rate: each interruption takes an instance out for the restart time ({}): the spot column counts the requests in flight lost, not the traffic nobody serves while it restarts; an endpoint that must keep up needs a spare on demand (or on another spot pool) beside it.",
+            cp.map_or("--restart-time".to_string(), |k| hours(k.checkpointing.restart_hours))
+        ));
+    }
     let mut dates: Vec<String> = Vec::new();
     for m in MODELS {
         let mut d: Vec<&str> = l
