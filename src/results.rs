@@ -426,6 +426,17 @@ impl ResultsFile {
                 pids.join(", ")
             ));
         }
+        // A peak probe that a matmul beats on the same device is not the peak (issue 35 item
+        // 3: PoCL's matmul_f32 at 215 GFLOPS beside peak_f32 at 117).
+        if let (Some(peak), Some(mm)) = (
+            self.best(FigureKey::PeakF32),
+            self.best(FigureKey::MatmulF32),
+        ) && mm > peak * 1.02
+        {
+            v.push(format!(
+                "peak_f32 ({peak:.1} GFLOPS) is below matmul_f32 ({mm:.1} GFLOPS) on this adapter: the peak probe's kernel did not reach this device's FP32 peak (a CPU runtime vectorises the matmul's loops better than the peak's chains of dependent multiply-adds); read {mm:.1} GFLOPS as the least the device reaches"
+            ));
+        }
         v
     }
 
@@ -724,5 +735,29 @@ mod tests {
         let p = dir.path().join("r.json");
         r.save(&p).unwrap();
         assert_eq!(ResultsFile::load(&p).unwrap().caveats(), c);
+    }
+
+    #[test]
+    fn a_matmul_above_the_peak_is_said() {
+        let mut r = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
+            .expect("fixture reads");
+        let mm = r
+            .best(FigureKey::MatmulF32)
+            .expect("the fixture has a matmul");
+        let mut peak = ProbeResult::of(FigureKey::PeakF32);
+        peak.value = Summary::of(&[mm * 1.5]);
+        peak.status = Status::Ok;
+        r.probes.push(peak);
+        assert!(
+            r.caveats().is_empty(),
+            "a peak above the matmul is no caveat"
+        );
+        r.probes.last_mut().unwrap().value = Summary::of(&[mm * 0.5]);
+        let c = r.caveats();
+        assert!(
+            c.iter()
+                .any(|x| x.starts_with("peak_f32 (") && x.contains("is below matmul_f32")),
+            "{c:?}"
+        );
     }
 }

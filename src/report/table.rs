@@ -142,9 +142,23 @@ pub fn heading(r: &ResultsFile) -> String {
         }
     );
     if a.software {
-        s.push_str(
-            "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures (timed with the wall clock).",
-        );
+        // Say how the rows were timed, as they say it (issue 35 item 3: the heading said
+        // "wall clock" while PoCL's rows said "opencl profiling events").
+        let mut methods: Vec<String> = r
+            .probes
+            .iter()
+            .filter_map(|p| p.timing.as_ref().map(|t| t.method.to_string()))
+            .collect();
+        methods.sort();
+        methods.dedup();
+        let timed = if methods.is_empty() {
+            String::new()
+        } else {
+            format!(" (timed with {})", methods.join(", "))
+        };
+        s.push_str(&format!(
+            "\nSOFTWARE ADAPTER: this is the CPU emulating a GPU; the figures are not GPU figures{timed}."
+        ));
     }
     if let Some(b) = &r.browser {
         s.push_str(&format!(
