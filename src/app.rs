@@ -351,7 +351,27 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
         .prices_from
         .clone()
         .unwrap_or_else(|| crate::catalog::EMBEDDED_NAME.to_string());
-    let errors = print_findings(&c.check(), &from, rows, gpus);
+    // Which GPUs have specs only (issue 35 item 15: `catalog check` counted 25, the listing
+    // showed 17): they serve calibration points, results files and --catalog-add rows.
+    let rented: std::collections::BTreeSet<&str> =
+        c.instances.iter().map(|i| i.gpu.as_str()).collect();
+    let spec_only: Vec<&str> = c
+        .gpus
+        .iter()
+        .map(|g| g.id.as_str())
+        .filter(|id| !rented.contains(id))
+        .collect();
+    let gpus = if spec_only.is_empty() {
+        format!("{gpus} GPUs")
+    } else {
+        format!(
+            "{gpus} GPUs ({} rented by an instance here; {} with specs only, for calibration points, results files and --catalog-add rows: {})",
+            gpus - spec_only.len(),
+            spec_only.len(),
+            spec_only.join(", ")
+        )
+    };
+    let errors = print_findings(&c.check(), &from, rows, &gpus);
     // Flagged snapshot rows only stay out of rankings: not a failed check.
     Ok(if errors > 0 && c.prices_from.is_none() {
         ExitCode::from(1)
@@ -366,7 +386,7 @@ fn print_findings(
     findings: &[crate::catalog::Finding],
     name: &str,
     rows: usize,
-    gpus: usize,
+    gpus: &str,
 ) -> usize {
     for f in findings {
         println!("{}", report::fmt::term_text(&f.to_string()));
@@ -378,7 +398,7 @@ fn print_findings(
     println!(
         "{}",
         report::fmt::term_text(&format!(
-            "{name}: {rows} instance rows, {gpus} GPUs: {errors} error(s), {} warning(s)",
+            "{name}: {rows} instance rows, {gpus}: {errors} error(s), {} warning(s)",
             findings.len() - errors
         ))
     );
@@ -400,7 +420,7 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     let mut findings: Vec<_> = c.check().into_iter().filter(|f| f.file == name).collect();
     // A CSV's findings in the order of its lines (JSON paths have none: order kept).
     findings.sort_by_key(|f| crate::catalog::csv_import::line_of(&f.path));
-    let errors = print_findings(&findings, name, rows, gpus);
+    let errors = print_findings(&findings, name, rows, &format!("{gpus} GPUs"));
     Ok(if errors > 0 {
         ExitCode::from(1)
     } else {

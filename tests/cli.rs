@@ -1015,3 +1015,38 @@ fn no_session_no_false_error_on_stderr() {
         assert!(!e.contains("XDG_RUNTIME_DIR"), "{args:?}: {e}");
     }
 }
+
+/// Issue 35 item 15: `catalog check` counted more GPUs than the listing showed. It now says
+/// which have specs only (no instance rents them here: kept for calibration points, results
+/// files and `--catalog-add` rows), and a `--catalog-add` row of such a GPU ranks.
+#[test]
+fn check_names_the_gpus_with_specs_only_and_an_added_row_can_use_one() {
+    let o = gpuvalue(&["catalog", "check"]);
+    let out = stdout(&o);
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.contains("with specs only") && last.contains("mi100"),
+        "{last}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("mine.csv");
+    std::fs::write(
+        &csv,
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\nmy-mi100,MI100,1,16,64,1.10,,us-east-1\n",
+    )
+    .unwrap();
+    let o = gpuvalue(&[
+        "rank",
+        "--catalog-add",
+        csv.to_str().unwrap(),
+        "--csv-as-of",
+        "2026-12-01",
+        "--gpu",
+        "mi100",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"][0]["instance_type"], "my-mi100", "{v}");
+}
