@@ -21,108 +21,79 @@ pub const EXIT_CODE: u8 = 130;
 /// Two things made a signal get lost (issue 35 item 1), both fixed here:
 /// - LLVM, loaded in-process by Mesa's llvmpipe and by PoCL, installs its own SIGINT,
 ///   SIGTERM and SIGHUP handler the first time it compiles (`SA_RESETHAND`: the first signal
-///   resets the disposition to the default before LLVM puts ours back), so a second signal
-///   in that instant killed the process with nothing saved. A guard thread puts our handler
-///   back whenever a library has replaced it ([`reassert`]), within [`GUARD_PERIOD`].
+///   resets the disposition to the default before LLVM puts the previous one back), so a
+///   second signal in that instant killed the process with nothing saved. On Linux the
+///   three signals are blocked in every thread (set before any other thread exists, so
+///   every later thread inherits it; `std::process::Command` clears it for children) and
+///   one thread takes them with `sigwait`: no handler is ever run, so none another library
+///   installs can change what a signal does. Elsewhere the ctrlc crate's handler.
 /// - `timeout -s INT`, `kill -INT -- -PGID` and a terminal can deliver the same request
 ///   twice within microseconds (to the process, then to its group): a second signal within
 ///   [`SAME_REQUEST`] of the first is the same request, not "quit at once".
 #[cfg(not(target_arch = "wasm32"))]
 pub fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        let _ = ctrlc::set_handler(|| {
-            if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-                let _ = FIRST.set(std::time::Instant::now());
-                REQUESTED.store(true, Ordering::SeqCst);
-                eprintln!(
-                    "\ninterrupted: stopping after the current measurement and saving the results (press Ctrl-C again to quit at once)"
-                );
-            } else if FIRST.get().is_some_and(|t| t.elapsed() < SAME_REQUEST) {
-                // The same request delivered twice (process, then process group).
-            } else {
-                remove_temp_files();
-                eprintln!("\ninterrupted twice: quitting without saving");
-                std::process::exit(i32::from(EXIT_CODE));
-            }
-        });
-        guard::remember();
-        let _ = std::thread::Builder::new()
-            .name("signal-guard".into())
-            .spawn(|| {
-                loop {
-                    std::thread::sleep(GUARD_PERIOD);
-                    reassert();
-                }
-            });
-    });
+    ONCE.call_once(platform::install);
+}
+
+/// What a signal does: the first asks the run to stop and save, a repeat within
+/// [`SAME_REQUEST`] is the same request, a later one quits at once.
+#[cfg(not(target_arch = "wasm32"))]
+fn on_signal() {
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+        let _ = FIRST.set(std::time::Instant::now());
+        REQUESTED.store(true, Ordering::SeqCst);
+        eprintln!(
+            "\ninterrupted: stopping after the current measurement and saving the results (press Ctrl-C again to quit at once)"
+        );
+    } else if FIRST.get().is_some_and(|t| t.elapsed() < SAME_REQUEST) {
+        // The same request delivered twice (process, then process group).
+    } else {
+        remove_temp_files();
+        eprintln!("\ninterrupted twice: quitting without saving");
+        std::process::exit(i32::from(EXIT_CODE));
+    }
 }
 
 /// A second signal this soon after the first is the same request delivered twice.
 #[cfg(not(target_arch = "wasm32"))]
 pub const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// How often the guard thread checks that our handler is still the one installed.
-#[cfg(not(target_arch = "wasm32"))]
-pub const GUARD_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// Puts our handler back for SIGINT, SIGTERM and SIGHUP where a library replaced it; true
-/// when it had to. Does nothing before [`install`] or off Linux.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn reassert() -> bool {
-    guard::reassert()
-}
-
 #[cfg(target_os = "linux")]
-mod guard {
-    use std::sync::OnceLock;
-
-    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-
-    /// Our dispositions as installed, to put back.
-    struct Ours([libc::sigaction; 3]);
-    // SAFETY: plain data (handler addresses, flags and masks), only read after it is set.
-    unsafe impl Sync for Ours {}
-    unsafe impl Send for Ours {}
-    static OURS: OnceLock<Ours> = OnceLock::new();
-
-    fn current(sig: libc::c_int) -> libc::sigaction {
-        // SAFETY: a query (null new action) into a zeroed sigaction we own.
-        unsafe {
-            let mut now: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(sig, std::ptr::null(), &mut now);
-            now
-        }
-    }
-
-    pub fn remember() {
-        let _ = OURS.set(Ours(SIGNALS.map(current)));
-    }
-
-    pub fn reassert() -> bool {
-        let Some(Ours(ours)) = OURS.get() else {
-            return false;
-        };
-        let mut changed = false;
-        for (sig, mine) in SIGNALS.iter().zip(ours) {
-            if current(*sig).sa_sigaction != mine.sa_sigaction {
-                // SAFETY: installing the disposition the ctrlc crate installed at start-up.
-                unsafe {
-                    libc::sigaction(*sig, mine, std::ptr::null_mut());
-                }
-                changed = true;
+mod platform {
+    /// Blocks SIGINT, SIGTERM and SIGHUP in this thread (and so in every thread it or its
+    /// descendants start) and takes them in a thread of their own with `sigwait`.
+    pub fn install() {
+        // SAFETY: plain libc calls on a sigset we own; called once, at start-up, before the
+        // process has other threads (main calls it right after parsing its arguments).
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, s);
             }
-        }
-        changed
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        let _ = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                loop {
+                    let mut sig: libc::c_int = 0;
+                    // SAFETY: waits for one of the blocked signals of `set`.
+                    if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+                        super::on_signal();
+                    }
+                }
+            });
     }
 }
 
 #[cfg(all(not(target_os = "linux"), not(target_arch = "wasm32")))]
-mod guard {
-    pub fn remember() {}
-    pub fn reassert() -> bool {
-        false
+mod platform {
+    pub fn install() {
+        let _ = ctrlc::set_handler(super::on_signal);
     }
 }
 

@@ -23,7 +23,7 @@ fn a_signal_at_any_moment_leaves_a_run_marked_interrupted_with_its_message() {
     // first milliseconds, before main has parsed the command line, ends the process as it
     // would any program's, with nothing measured: the earliest moment here is 50 ms.
     for (i, ms) in [
-        50, 80, 120, 250, 400, 700, 1000, 1500, 2200, 3000, 4000, 5200,
+        50, 65, 80, 95, 110, 140, 250, 400, 700, 1000, 1500, 2200, 3000, 4000, 5200,
     ]
     .into_iter()
     .enumerate()
