@@ -21,10 +21,6 @@ use std::collections::{BTreeMap, HashSet};
 pub const FIRST_PAGE: &str = "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter=serviceName%20eq%20%27Virtual%20Machines%27%20and%20contains(armSkuName,%27Standard_N%27)";
 const MAX_PAGES: usize = 2000;
 
-/// Azure GPU sizes without a catalog spec entry: counted, not ranked. (Every GPU size the
-/// Azure feed carries today has one; `family_gpu` names them.)
-const UNSPECIFIED: &[(&str, &str)] = &[];
-
 #[derive(Deserialize)]
 struct Page {
     #[serde(rename = "Items")]
@@ -184,13 +180,11 @@ fn rows(items: Vec<Item>, fetched_at: &str) -> Catalog {
     }
     let mut instances = Vec::new();
     for ((sku, region), (prices, _)) in by {
-        let lower = sku.to_lowercase();
+        // Every GPU size the Azure feed carries has a spec entry (`family_gpu` names them);
+        // a size it does not know is counted as unknown, never matched to a lookalike.
         let gpu = match crate::catalog::csv_import::family_gpu(&sku) {
             Some(id) => id.to_string(),
-            None => match UNSPECIFIED.iter().find(|(k, _)| lower.contains(k)) {
-                Some((_, name)) => format!("{}{name}", crate::catalog::UNSPECIFIED_GPU),
-                None => format!("{}{sku}", crate::catalog::UNKNOWN_GPU),
-            },
+            None => format!("{}{sku}", crate::catalog::UNKNOWN_GPU),
         };
         let count = crate::catalog::expected_gpu_count(&sku).map_or(0, |c| c.0);
         let prices = prices
