@@ -1,0 +1,158 @@
+//! Validation of scenario files: every field in its range, named by its path.
+
+use super::*;
+
+pub(super) fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// `x` when it is a finite number in `lo..=hi`, else an error naming `at`.
+pub(super) fn in_range(x: f64, lo: f64, hi: f64, at: &str, what: &str) -> Result<()> {
+    if !(x.is_finite() && (lo..=hi).contains(&x)) {
+        bail!("{at}: expected {what} in {lo}..={hi:e}, found {x}");
+    }
+    Ok(())
+}
+
+/// The checks of a scenario's collectives, if it states any.
+pub(super) fn check_collectives(s: &Scenario, at: &str) -> Result<()> {
+    let Some(c) = &s.collectives else {
+        return Ok(());
+    };
+    let c_at = format!("{at}.collectives");
+    in_range(
+        c.bytes_per_step,
+        0.0,
+        MAX_WORK,
+        &format!("{c_at}.bytes_per_step"),
+        "a number of bytes",
+    )?;
+    in_range(
+        c.steps,
+        0.0,
+        MAX_WORK,
+        &format!("{c_at}.steps"),
+        "a number of steps",
+    )?;
+    if c.parallelism == Parallelism::Tensor && s.decode.is_none() {
+        bail!(
+            "{c_at}.parallelism: \"tensor\" runs within the copies of a served model and needs \"decode\"; expected \"data\" for a job without one"
+        );
+    }
+    Ok(())
+}
+
+/// The checks of one scenario's numbers; `at` names it in the file.
+pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
+    if s.terms.is_empty() {
+        bail!("{at}.terms: a scenario needs at least one term");
+    }
+    for (j, t) in s.terms.iter().enumerate() {
+        if !(t.work.is_finite() && t.work > 0.0 && t.work <= MAX_WORK) {
+            bail!(
+                "{at}.terms[{j}].work: expected an amount in 0 < work <= {MAX_WORK:e}, found {}",
+                t.work
+            );
+        }
+    }
+    if let Some(m) = s.min_gpu_memory_gb {
+        in_range(
+            m,
+            0.0,
+            1e4,
+            &format!("{at}.min_gpu_memory_gb"),
+            "a number of GB",
+        )?;
+    }
+    for (j, m) in s.memory_floor.iter().enumerate() {
+        in_range(
+            m.gb,
+            0.0,
+            1e4,
+            &format!("{at}.memory_floor[{j}].gb"),
+            "a number of GB",
+        )?;
+    }
+    if let Some(v) = s.min_vcpus_per_gpu {
+        in_range(
+            v,
+            0.0,
+            1024.0,
+            &format!("{at}.min_vcpus_per_gpu"),
+            "a number of vCPUs",
+        )?;
+    }
+    for (j, m) in s.sharded_memory.iter().enumerate() {
+        in_range(
+            m.gb,
+            0.0,
+            1e6,
+            &format!("{at}.sharded_memory[{j}].gb"),
+            "a number of GB",
+        )?;
+    }
+    if let Some(d) = &s.decode {
+        let d_at = format!("{at}.decode");
+        in_range(
+            d.tokens,
+            1.0,
+            MAX_WORK,
+            &format!("{d_at}.tokens"),
+            "a number of tokens",
+        )?;
+        in_range(
+            d.weight_gb,
+            0.0,
+            1e6,
+            &format!("{d_at}.weight_gb"),
+            "a number of GB",
+        )?;
+        in_range(
+            d.kv_mb_per_token,
+            1e-6,
+            1e4,
+            &format!("{d_at}.kv_mb_per_token"),
+            "a number of MB",
+        )?;
+        in_range(
+            d.context_tokens,
+            1.0,
+            1e8,
+            &format!("{d_at}.context_tokens"),
+            "a number of tokens",
+        )?;
+        in_range(
+            d.max_batch,
+            1.0,
+            1e6,
+            &format!("{d_at}.max_batch"),
+            "a batch size",
+        )?;
+        in_range(
+            d.memory_use,
+            0.05,
+            1.0,
+            &format!("{d_at}.memory_use"),
+            "a share",
+        )?;
+    }
+    check_collectives(s, at)?;
+    if let Some(h) = s.job.as_ref().and_then(|j| j.steady_hours) {
+        in_range(
+            h,
+            1e-3,
+            1e6,
+            &format!("{at}.job.steady_hours"),
+            "a number of hours",
+        )?;
+    }
+    if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
+        && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
+    {
+        bail!(
+            "{at}.job.output.amount: expected an amount in 0 < amount <= {MAX_WORK:e}, found {}",
+            o.amount
+        );
+    }
+    Ok(())
+}
