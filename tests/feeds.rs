@@ -326,6 +326,40 @@ fn a_body_over_the_cap_and_redirect_loops_are_refused() {
 }
 
 #[test]
+fn a_spot_market_s_price_is_never_ranked_as_on_demand() {
+    // Mithril sells by spot auction; SkyPilot's file repeats the auction price as Price.
+    let files = fixtures_copy();
+    let home = tempfile::tempdir().unwrap();
+    let s = Server::start(files.path());
+    let o = update(home.path(), &s, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = |price: &str| -> serde_json::Value {
+        let o = run(
+            home.path(),
+            &[
+                "rank",
+                "--provider",
+                "mithril",
+                "--price",
+                price,
+                "--format",
+                "json",
+            ],
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let on_demand = json("on-demand");
+    assert!(
+        on_demand["rows"].as_array().unwrap().is_empty(),
+        "{on_demand}"
+    );
+    let spot = json("spot");
+    let rows = spot["rows"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{spot}");
+    assert!(rows.iter().all(|r| r["pricing"] == "spot"), "{spot}");
+}
+
+#[test]
 fn zero_and_absurd_prices_never_rank_and_catalog_check_lists_them() {
     let files = fixtures_copy();
     let home = tempfile::tempdir().unwrap();
@@ -363,6 +397,8 @@ fn zero_and_absurd_prices_never_rank_and_catalog_check_lists_them() {
             "rank",
             "--provider",
             "mithril",
+            "--price",
+            "spot",
             "--format",
             "json",
             "--top",

@@ -38,6 +38,12 @@ pub const CLOUDS: &[&str] = &[
     "daytona",
 ];
 
+/// Clouds whose file's `Price` is not an on-demand price: Mithril sells GPU time by spot
+/// auction, and SkyPilot's fetcher copies each region's last auction price into both `Price`
+/// and `SpotPrice` "for compatibility with non-spot queries" (skypilot-catalog
+/// `data_fetchers/fetch_mithril.py`). Their rows keep the price as spot only.
+pub const SPOT_ONLY: &[&str] = &["mithril"];
+
 /// Files fetched at once.
 const WORKERS: usize = 4;
 
@@ -114,6 +120,21 @@ impl Source for SkyPilot {
     }
 }
 
+/// A spot market's rows: the price is a spot price, never an on-demand one.
+fn spot_only(c: &mut Catalog) {
+    use crate::catalog::PricingModel;
+    for inst in &mut c.instances {
+        if let Some(p) = inst.prices.remove(&PricingModel::OnDemand) {
+            inst.prices.entry(PricingModel::Spot).or_insert(p);
+            let note = "a spot auction's last price (the file repeats it as Price): not an on-demand price";
+            inst.notes = Some(match inst.notes.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note.to_string(),
+            });
+        }
+    }
+}
+
 /// One cloud's rows and file record; None: the file is missing (404); Err: why it failed.
 type CloudRows = Result<Option<(Catalog, FileRecord)>, String>;
 
@@ -135,6 +156,9 @@ fn cloud_rows(http: &Client, cloud: &str) -> CloudRows {
     let mut c = crate::catalog::csv_import::parse(&f.body, &name, cloud, day)
         .map_err(|e| format!("{}: {e:#}", f.meta.url))?;
     let short = &f.meta.sha256[..12];
+    if SPOT_ONLY.contains(&cloud) {
+        spot_only(&mut c);
+    }
     for inst in &mut c.instances {
         inst.source = format!(
             "SkyPilot catalog v8 {cloud}/vms.csv ({}), fetched {fetched_at}, sha256 {short}",
