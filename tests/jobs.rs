@@ -230,15 +230,36 @@ fn the_collectives_of_data_parallel_training_cost_what_outlasts_the_compute() {
     );
     // 3 x 16 GB x 7/8 per step at 0.5 GB/s: 84 s a step, 1908 steps, far past the compute.
     assert!(s > 1.5 * f, "slow link {s} h, fast {f} h");
-    // An 8-GPU instance without a stated link says the communication was not counted.
+    // An 8-GPU instance without a stated link runs over its GPU's baseboard (V100 SXM2:
+    // NVLink); PCIe cards without one are charged PCIe of their generation, marked.
     let all = json(&["rank", "--job", "llm-finetune", "--method", "lora"]);
-    let v100 = all["rows"]
-        .as_array()
-        .unwrap()
+    let rows = all["rows"].as_array().unwrap();
+    let v100 = rows
         .iter()
         .find(|r| r["instance_type"] == "gpu_8x_v100")
         .expect("LoRA of 8B fits 8 x 16 GB");
-    assert_eq!(comm(v100)["kind"], "no_link", "{v100}");
+    assert_eq!(comm(v100)["kind"], "counted", "{v100}");
+    assert_eq!(v100["link"]["basis"], "board", "{v100}");
+    assert!(comm(v100)["link"].as_str().unwrap().contains("NVLink2"));
+    let pcie = rows
+        .iter()
+        .find(|r| r["gpu"] == "l40s" && r["gpu_count"] == 8 && r.get("link").is_some())
+        .expect("an 8 x L40S row");
+    assert_eq!(pcie["link"]["basis"], "assumed", "{pcie}");
+    assert_eq!(comm(pcie)["link"], "PCIe Gen4 x16", "{pcie}");
+    assert_eq!(comm(pcie)["bus_gbps"], 24.0, "{pcie}");
+    assert!(rows.iter().all(|r| comm(r)["kind"] != "no_link"));
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--method",
+        "lora",
+        "--gpu",
+        "l40s",
+    ]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("L40S †") && t.contains("† PCIe assumed"), "{t}");
 }
 
 #[test]

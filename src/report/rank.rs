@@ -115,11 +115,14 @@ fn instance_cell(x: &crate::rank::RankRow) -> String {
     format!("{} {} ({})", x.provider, x.instance_type, x.region)
 }
 
+/// The GPUs, with a `†` (said under the table) where the job's collectives ran over a
+/// link between them that nobody stated.
 fn gpus_cell(x: &crate::rank::RankRow) -> String {
+    let mark = if link_assumed(x) { " †" } else { "" };
     if x.nodes > 1 {
-        format!("{} nodes x {} x {}", x.nodes, x.gpu_count, x.gpu_name)
+        format!("{} nodes x {} x {}{mark}", x.nodes, x.gpu_count, x.gpu_name)
     } else {
-        format!("{} x {}", x.gpu_count, x.gpu_name)
+        format!("{} x {}{mark}", x.gpu_count, x.gpu_name)
     }
 }
 
@@ -305,6 +308,7 @@ fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
     x.timing
         .iter()
         .flat_map(timing_notes)
+        .chain(x.link.as_ref().and_then(link_note))
         .chain(x.spot.as_ref().map(spot_note))
         .chain(x.steady.as_ref().map(|s| {
             format!(
@@ -315,6 +319,28 @@ fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
                 s.load * 100.0
             )
         }))
+}
+
+/// Where the link a row's collectives ran over comes from, unless its catalog row states it.
+fn link_note(l: &crate::catalog::links::Link) -> Option<String> {
+    use crate::catalog::links::LinkBasis;
+    match l.basis {
+        LinkBasis::Stated => None,
+        LinkBasis::Board => Some(format!(
+            "link: the GPU's baseboard ({}), as the row states none",
+            l.kind
+        )),
+        LinkBasis::Assumed => Some(format!(
+            "link assumed: the row states none, so PCIe of the GPU's generation at NCCL's model of it ({} GB/s bus, an upper bound)",
+            l.bus_gbps
+        )),
+    }
+}
+
+fn link_assumed(x: &crate::rank::RankRow) -> bool {
+    x.link
+        .as_ref()
+        .is_some_and(|l| l.basis == crate::catalog::links::LinkBasis::Assumed)
 }
 
 /// A timing in words: the layout of a served model, then its communication.
@@ -493,6 +519,12 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             ""
         }
     ));
+    if r.rows[..shown.min(r.rows.len())].iter().any(link_assumed) {
+        v.push(
+            "† PCIe assumed: the instance states no link between its GPUs, so its collectives run over PCIe of the GPU's generation at NCCL's model of it, an upper bound (--details says which)."
+                .into(),
+        );
+    }
     if let Some(h) = steady_hours(r) {
         v.push(format!(
             "Steady rate: the traffic of {} h keeps each row's instances busy for all of it; a row pays for the whole instances that keep up (\"instances\", with the share of their time the traffic takes), the job's cost is all of them for {} h.",
