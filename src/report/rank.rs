@@ -500,6 +500,25 @@ fn rename_money_columns(t: &mut Table, r: &RankReport, cols: &[usize], time_col:
     }
 }
 
+/// The lines that explain marks and columns of the rows shown: an assumed link, a steady
+/// rate's instances.
+fn mark_lines(r: &RankReport, shown: usize) -> Vec<String> {
+    let mut v = Vec::new();
+    if r.rows[..shown.min(r.rows.len())].iter().any(link_assumed) {
+        v.push(
+            "† PCIe assumed: the instance states no link between its GPUs, so its collectives run over PCIe of the GPU's generation at NCCL's model of it, an upper bound (--details says which)."
+                .into(),
+        );
+    }
+    if let Some(h) = steady_hours(r) {
+        v.push(format!(
+            "Steady rate: the traffic of {} h keeps each row's instances busy for all of it; a row pays for the whole instances that keep up (\"instances\", with the share of their time the traffic takes), the job's cost is all of them for {} h.",
+            h, h
+        ));
+    }
+    v
+}
+
 /// The lines under every form of the ranking (terminal, Markdown, HTML): what was
 /// ranked, the model and its uncertainty, the prices and their age, the budget, notes on
 /// shown rows, and what is not shown.
@@ -519,18 +538,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             ""
         }
     ));
-    if r.rows[..shown.min(r.rows.len())].iter().any(link_assumed) {
-        v.push(
-            "† PCIe assumed: the instance states no link between its GPUs, so its collectives run over PCIe of the GPU's generation at NCCL's model of it, an upper bound (--details says which)."
-                .into(),
-        );
-    }
-    if let Some(h) = steady_hours(r) {
-        v.push(format!(
-            "Steady rate: the traffic of {} h keeps each row's instances busy for all of it; a row pays for the whole instances that keep up (\"instances\", with the share of their time the traffic takes), the job's cost is all of them for {} h.",
-            h, h
-        ));
-    }
+    v.extend(mark_lines(r, shown));
     v.push(format!(
         "Ties: costs within {:.0}% of each other share a place (\"2=\"): the model's largest miss on a published point.",
         (r.uncertainty - 1.0) * 100.0
