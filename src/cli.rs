@@ -517,10 +517,11 @@ pub struct JobArgs {
     /// --print-scenario shows it as a scenario file to edit.
     #[arg(long, value_enum, conflicts_with = "scenario")]
     pub job: Option<JobKind>,
-    /// The model's shape: 8b or 70b (Llama 3), llama2-7b.
+    /// The model's shape: 8b or 70b (Llama 3), 405b (Llama 3.1), llama2-7b.
     #[arg(long, default_value = "8b", value_name = "PRESET")]
     pub model: String,
-    /// Parameters, overriding the preset's count (its shape scaled to match), e.g. 13e9.
+    /// Parameters, overriding the preset's count (the shape its family has at that size;
+    /// the job is named by it), e.g. 13e9.
     #[arg(long, value_name = "N")]
     pub model_params: Option<f64>,
     /// llm-finetune: tokens trained on.

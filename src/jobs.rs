@@ -52,10 +52,10 @@ pub struct Model {
     pub head_dim: f64,
 }
 
-/// Llama 3 8B and 70B, and Llama 2 7B (their `config.json`: hidden_size,
+/// Llama 3 8B and 70B, Llama 3.1 405B, and Llama 2 7B (their `config.json`: hidden_size,
 /// num_hidden_layers, num_key_value_heads; head dimension 128). Llama 2 7B attends with
 /// all 32 heads (no grouped-query attention): four times Llama 3 8B's KV cache a token.
-pub const PRESETS: [Model; 3] = [
+pub const PRESETS: [Model; 4] = [
     Model {
         name: "8b",
         params: 8.03e9,
@@ -73,6 +73,14 @@ pub const PRESETS: [Model; 3] = [
         head_dim: 128.0,
     },
     Model {
+        name: "405b",
+        params: 405.85e9,
+        layers: 126.0,
+        hidden: 16384.0,
+        kv_heads: 8.0,
+        head_dim: 128.0,
+    },
+    Model {
         name: "llama2-7b",
         params: 6.74e9,
         layers: 32.0,
@@ -81,6 +89,10 @@ pub const PRESETS: [Model; 3] = [
         head_dim: 128.0,
     },
 ];
+
+/// The Llama 3 family in order of size: a parameter count between (or beyond) two of them
+/// takes its shape from theirs.
+const FAMILY: [&str; 3] = ["8b", "70b", "405b"];
 
 /// A preset by name ("8b", "70B").
 pub fn preset(name: &str) -> Result<Model> {
@@ -98,16 +110,99 @@ pub fn preset(name: &str) -> Result<Model> {
         })
 }
 
+/// A parameter count as people name models: "70b", "1.3b", "405b", "10t", "350m".
+pub fn params_label(p: f64) -> String {
+    let (v, unit) = if p >= 1e12 {
+        (p / 1e12, "t")
+    } else if p >= 1e9 {
+        (p / 1e9, "b")
+    } else {
+        (p / 1e6, "m")
+    };
+    // Three significant figures, trailing zeros dropped.
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let t = format!("{v:.digits$}");
+    let t = if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    };
+    format!("{t}{unit}")
+}
+
+/// "a" or "an" before a number read aloud in English ("an 8B model", "an 11B model",
+/// "an 80B model", "a 70B model").
+pub fn article(label: &str) -> &'static str {
+    let digits: String = label.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let an = digits.starts_with('8')
+        || ((digits.len() == 2 || digits.len() == 5) && digits.starts_with("11"))
+        || ((digits.len() == 2 || digits.len() == 5) && digits.starts_with("18"));
+    if an { "an" } else { "a" }
+}
+
 impl Model {
-    /// The preset's shape with another parameter count: layers and width scaled as the
-    /// square root each (the FLOP and weights follow the count; the KV cache and activations
-    /// follow the shape).
+    /// The model in a sentence: "Llama 3 8B", or "a 13B model of Llama 3's shape".
+    pub fn prose(&self) -> String {
+        let family = match self.name {
+            "llama2-7b" => "Llama 2",
+            "405b" => "Llama 3.1",
+            _ => "Llama 3",
+        };
+        let label = self.label();
+        if label == self.name {
+            match self.name {
+                "llama2-7b" => "Llama 2 7B".into(),
+                n => format!("{family} {}", n.to_uppercase()),
+            }
+        } else {
+            let big = label.to_uppercase();
+            format!("{} {big} model of {family}'s shape", article(&label))
+        }
+    }
+
+    /// The model's name: the preset's, or its parameter count where it was scaled.
+    pub fn label(&self) -> String {
+        let is_preset = PRESETS
+            .iter()
+            .any(|m| m.name == self.name && (m.params / self.params - 1.0).abs() < 0.01);
+        if is_preset {
+            self.name.to_string()
+        } else {
+            params_label(self.params)
+        }
+    }
+
+    /// The model's shape at another parameter count, as its family grows. Llama 3 sizes
+    /// take the layers and width of the two family members around them (interpolated on a
+    /// log scale; beyond the ends, the nearest two's trend): from 8B to 70B the width
+    /// doubles and the layers grow 2.5x, from 70B to 405B the width doubles again and the
+    /// layers grow 1.6x. Other presets scale layers and width as the square root each. The
+    /// width is a whole number of heads; the KV heads and head size stay.
     pub fn with_params(self, params: f64) -> Model {
-        let s = (params / self.params).sqrt();
+        let (layers, hidden) = if FAMILY.contains(&self.name) {
+            let fam: Vec<Model> = FAMILY.iter().map(|n| preset(n).unwrap()).collect();
+            let i = fam
+                .windows(2)
+                .position(|w| params <= w[1].params)
+                .unwrap_or(fam.len() - 2);
+            let (a, b) = (fam[i], fam[i + 1]);
+            let t = (params / a.params).ln() / (b.params / a.params).ln();
+            let at = |x: f64, y: f64| x * (y / x).powf(t);
+            (at(a.layers, b.layers), at(a.hidden, b.hidden))
+        } else {
+            let s = (params / self.params).sqrt();
+            (self.layers * s, self.hidden * s)
+        };
         Model {
             params,
-            layers: (self.layers * s).round().max(1.0),
-            hidden: (self.hidden * s).round().max(64.0),
+            layers: layers.round().max(1.0),
+            hidden: ((hidden / self.head_dim).round() * self.head_dim).max(self.head_dim),
             ..self
         }
     }
@@ -358,7 +453,7 @@ impl Finetune {
         Ok(Scenario {
             id: format!(
                 "llm-finetune-{}-{}{}",
-                m.name,
+                m.label(),
                 label.to_lowercase(),
                 if self.compute == Precision::Fp8 {
                     "-fp8"
@@ -367,8 +462,11 @@ impl Finetune {
                 }
             ),
             description: format!(
-                "{label} fine-tuning of a {} model ({:.3e} parameters, {} layers, hidden {}) on the {in_precision} matrix engines",
-                m.name, m.params, m.layers, m.hidden
+                "{label} fine-tuning of {} ({:.3e} parameters, {} layers, hidden {}) on the {in_precision} matrix engines",
+                m.prose(),
+                m.params,
+                m.layers,
+                m.hidden
             ),
             min_gpu_memory_gb: None,
             memory_floor: vec![
@@ -387,8 +485,11 @@ impl Finetune {
             min_vcpus_per_gpu: None,
             job: Some(Job {
                 name: format!(
-                    "{label} fine-tune of a {:.3e}-parameter model on {:.3e} tokens of {} tokens each",
-                    m.params, self.tokens, self.seq_len
+                    "{label} fine-tune of {} ({:.3e} parameters) on {:.3e} tokens of {} tokens each",
+                    m.prose(),
+                    m.params,
+                    self.tokens,
+                    self.seq_len
                 ),
                 assumption: format!(
                     "{flop:.3e} FLOP: {what}, per token; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded (ZeRO-3 / FSDP), {GLOBAL_BATCH} sequences per step, their collectives overlapping the compute"
@@ -457,10 +558,10 @@ impl Serve {
         let ar_bytes = 2.0 * m.layers * m.hidden * 2.0;
         let ar_mb = ar_bytes / 1e6;
         Ok(Scenario {
-            id: format!("llm-serve-{}-{}", m.name, p.name().to_lowercase()),
+            id: format!("llm-serve-{}-{}", m.label(), p.name().to_lowercase()),
             description: format!(
-                "serving a {} model ({:.3e} parameters) with {} weights, split over the instance's GPUs",
-                m.name,
+                "serving {} ({:.3e} parameters) with {} weights, split over the instance's GPUs",
+                m.prose(),
                 m.params,
                 p.name()
             ),
@@ -671,10 +772,50 @@ mod tests {
     }
 
     #[test]
-    fn a_preset_scaled_to_another_size_keeps_its_shape_ratios() {
-        let m = preset("8b").unwrap().with_params(32.12e9);
-        assert_eq!(m.layers, 64.0);
-        assert_eq!(m.hidden, 8192.0);
+    fn a_size_takes_its_shape_from_the_family_and_its_name_from_its_parameters() {
+        // Between and at the family's members: the members' own shapes, whichever preset
+        // the count was given on.
+        for from in ["8b", "70b", "405b"] {
+            let m = preset(from).unwrap().with_params(405.85e9);
+            assert_eq!((m.layers, m.hidden), (126.0, 16384.0), "{from}");
+            let m = preset(from).unwrap().with_params(70.6e9);
+            assert_eq!((m.layers, m.hidden), (80.0, 8192.0), "{from}");
+        }
+        let m = preset("8b").unwrap().with_params(30e9);
+        assert!(m.layers > 32.0 && m.layers < 80.0 && m.hidden > 4096.0 && m.hidden < 8192.0);
+        assert_eq!(m.hidden % 128.0, 0.0);
+        // Scaling 8B's shape to 405B gave 26.4 MB of all-reduce a token (issue 34): the
+        // family's trend gives Llama 3.1 405B's 8.3 MB and 0.26 MB of FP8 KV cache.
+        let s = Serve {
+            model: preset("8b").unwrap().with_params(405e9),
+            precision: Precision::Fp8,
+            requests: 1e3,
+            prompt_tokens: 1000.0,
+            output_tokens: 200.0,
+            concurrency: MAX_BATCH,
+            rate: None,
+        }
+        .scenario()
+        .unwrap();
+        let c = s.collectives.as_ref().unwrap();
+        assert!((c.bytes_per_step / 2.0 / 1e6 - 8.26).abs() < 0.1, "{c:?}");
+        let kv = s.decode.as_ref().unwrap().kv_mb_per_token;
+        assert!((kv - 0.258).abs() < 0.01, "{kv}");
+        assert_eq!(s.id, "llm-serve-405b-fp8");
+        // Named by the parameters, not the preset the shape came from.
+        for (p, want) in [(70e9, "70b"), (13e9, "13b"), (1.3e9, "1.3b"), (1e13, "10t")] {
+            let m = preset("8b").unwrap().with_params(p);
+            assert_eq!(m.label(), want);
+        }
+        assert_eq!(preset("8b").unwrap().prose(), "Llama 3 8B");
+        assert_eq!(
+            preset("8b").unwrap().with_params(8.5e9).prose(),
+            "an 8.5B model of Llama 3's shape"
+        );
+        assert_eq!(
+            preset("llama2-7b").unwrap().with_params(13e9).prose(),
+            "a 13B model of Llama 2's shape"
+        );
         assert!(preset("13b").is_err());
     }
 

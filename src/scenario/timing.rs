@@ -409,7 +409,19 @@ impl Scenario {
                 c.steps, c.bytes_per_step, c.what
             ));
         }
-        if let Some(gb) = self.memory_floor_gb() {
+        if let Some(d) = &self.decode {
+            // A served model: each copy holds the weights and at least one sequence's KV
+            // cache, split over the copy's GPUs, on top of each GPU's own floor.
+            line.push_str(&format!(
+                "; needs per copy of the model {} GB of weights and {} GB of KV cache for each sequence of {} tokens, split over the copy's GPUs",
+                round2(d.weight_gb),
+                round2(d.kv_mb_per_token * d.context_tokens / 1000.0),
+                d.context_tokens
+            ));
+            if let Some(gb) = self.memory_floor_gb() {
+                line.push_str(&format!(", plus {} GB on every GPU", round2(gb)));
+            }
+        } else if let Some(gb) = self.memory_floor_gb() {
             line.push_str(&format!("; needs {} GB per GPU", round2(gb)));
         }
         if !self.sharded_memory.is_empty() {
