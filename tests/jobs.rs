@@ -647,3 +647,81 @@ fn a_job_bigger_than_one_instance_runs_on_the_fewest_nodes_that_hold_it() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("expected a number of nodes"));
     }
 }
+
+/// A precision a GPU lacks is refused with the reason, or run as frameworks run it and named
+/// so; `--details` gives each row a short block, not a 35-line column (issue 34 item 6,
+/// issue 35 item 14).
+#[test]
+fn fp8_on_a_gpu_without_fp8_engines_is_refused_or_named_for_what_runs() {
+    let serve = [
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "70b",
+        "--precision",
+        "fp8",
+    ];
+    let v = json(&serve);
+    let rows = v["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| !r["gpu"].as_str().unwrap().starts_with("v100"))
+    );
+    let why = v["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["instance"].as_str().unwrap().contains("v100"))
+        .expect("a V100 instance is listed as not ranked");
+    assert!(
+        why["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no FP8 or FP4 matrix engines"),
+        "{why}"
+    );
+    // An A100 serves FP8 weights dequantised on its FP16 engines, and says so.
+    let a100 = rows
+        .iter()
+        .find(|r| r["gpu"] == "a100-80gb-sxm")
+        .expect("an A100 row");
+    let fig = &a100["figures"][0];
+    assert_eq!(fig["figure"], "matmul_fp8_matrix", "{fig}");
+    assert_eq!(fig["derivation"]["used"], "matmul_f16_matrix", "{fig}");
+    let mut a = serve.to_vec();
+    a.extend(["--gpu", "a100-80gb-sxm", "--details", "--top", "3"]);
+    let o = gpuvalue(&a);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("FP16 matrix engines") && t.contains("for the FP8 matrix engines work"),
+        "{t}"
+    );
+    // Each row: three table lines at most and a block of a few lines under the table.
+    let block_lines = t
+        .lines()
+        .skip_while(|l| !l.starts_with('╰'))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Assumption"))
+        .count();
+    assert!((3..=3 * 8).contains(&block_lines), "{block_lines}:\n{t}");
+    assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+    // Training in FP8 needs FP8 engines.
+    let ft = json(&[
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--precision",
+        "fp8",
+        "--gpu",
+        "a100-80gb-sxm",
+    ]);
+    assert!(ft["rows"].as_array().unwrap().is_empty(), "{ft}");
+    assert!(
+        ft["excluded"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no FP8 matrix engines"),
+        "{ft}"
+    );
+}

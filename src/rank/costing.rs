@@ -50,6 +50,9 @@ impl Costing<'_> {
         if let Some(date) = &inst.retired {
             return Ok(Some(Err(format!("retired on {date}: no longer sold"))));
         }
+        if let Some(why) = self.precision_refused(gpu) {
+            return Ok(Some(Err(why)));
+        }
         let (price, per_hour) = match self.priced(inst, gpu, nodes)? {
             Ok(x) => x,
             Err(why) => return Ok(Some(Err(why))),
@@ -116,6 +119,39 @@ impl Costing<'_> {
         row.timing = Some(timing);
         row.spot = risk;
         Ok(Some(Ok((row, factors))))
+    }
+
+    /// Why the job's 8-bit or 4-bit float matmuls cannot run on `gpu` as frameworks run
+    /// them, if they cannot: training in FP8 needs FP8 engines (Transformer Engine's FP8
+    /// GEMMs: Ada, Hopper and later); serving FP8 or FP4 weights without FP8/FP4 engines
+    /// dequantises them for the FP16 engines (vLLM's FP8 Marlin kernels), which needs
+    /// Ampere or newer on NVIDIA and CDNA 3 or newer on AMD. Where the weights dequantise,
+    /// the row names the FP16 engines it uses.
+    pub(super) fn precision_refused(&self, gpu: &GpuSpec) -> Option<String> {
+        let wants = |r: Rate| self.figures.contains(&r);
+        let (fp8, fp4) = (wants(Rate::MatmulFp8Matrix), wants(Rate::MatmulFp4Matrix));
+        if !(fp8 || fp4) {
+            return None;
+        }
+        let has = |r: Rate| r.datasheet(gpu).is_some() || self.resolver.median_of(gpu, r).is_some();
+        if has(Rate::MatmulFp8Matrix) || (fp4 && has(Rate::MatmulFp4Matrix)) {
+            return None;
+        }
+        let what = if fp4 { "FP4" } else { "FP8" };
+        if self.scenario.decode.is_none() {
+            return Some(format!(
+                "{} has no {what} matrix engines: {what} training runs on Ada, Hopper, Blackwell or CDNA 3 and later; train it in fp16",
+                gpu.name
+            ));
+        }
+        let old = ["pascal", "volta", "turing", "cdna1", "cdna2"];
+        match gpu.arch.as_deref() {
+            Some(a) if old.contains(&a) => Some(format!(
+                "{} ({a}) has no FP8 or FP4 matrix engines, and serving frameworks dequantise {what} weights only on Ampere / CDNA 3 and later: serve it in fp16 or int4",
+                gpu.name
+            )),
+            _ => None,
+        }
     }
 
     /// The instance's price in the kind and currency asked for, for `nodes` of it: per hour

@@ -72,8 +72,6 @@ struct Detailed {
     instance: String,
     #[tabled(rename = "GPUs")]
     gpus: String,
-    #[tabled(rename = "figures used (per GPU)")]
-    figures: String,
     #[tabled(rename = "price/h")]
     price: String,
     #[tabled(rename = "time/job")]
@@ -92,8 +90,24 @@ pub fn place(x: &crate::rank::RankRow) -> String {
 }
 
 /// A figure for people: its label and value in a readable unit (TFLOPS from 10,000 GFLOPS).
+/// A figure as used: the units whose rate it is, with its value; where another unit's rate
+/// stands in (a GPU without FP8 engines), that unit is named, never the one it stands for.
 pub fn figure_value(f: &crate::rank::FigureUse) -> String {
-    format!("{} {}", f.figure.label(), scaled(f.value, &f.unit))
+    let (used, why) = match f.derivation {
+        Derivation::Datasheet { used, .. } => (used, "none on this GPU"),
+        Derivation::StandsIn { used } => (used, "not measured"),
+        _ => (f.figure, ""),
+    };
+    if used == f.figure {
+        format!("{} {}", f.figure.label(), scaled(f.value, &f.unit))
+    } else {
+        format!(
+            "{} {} (for the {} work: {why})",
+            used.label(),
+            scaled(f.value, &f.unit),
+            f.figure.label()
+        )
+    }
 }
 
 /// A value with its unit, scaled up a step past 10,000 (GFLOPS to TFLOPS, GB/s to TB/s),
@@ -171,13 +185,6 @@ pub fn table(r: &RankReport, view: View) -> String {
             place: place(x),
             instance: instance_cell(x),
             gpus: gpus_cell(x),
-            figures: x
-                .figures
-                .iter()
-                .map(|f| format!("{}\n  {}", figure_value(f), derivation(f)))
-                .chain(job_notes(x))
-                .collect::<Vec<_>>()
-                .join("\n"),
             price: format!(
                 "{}\n{}\n{}",
                 price_short(x),
@@ -188,7 +195,7 @@ pub fn table(r: &RankReport, view: View) -> String {
             cost: sig(x.cost_per_job),
         });
         let mut t = Table::new(rows);
-        rename_money_columns(&mut t, r, &[4, 6], 5);
+        rename_money_columns(&mut t, r, &[3, 5], 4);
         t
     } else {
         let rows = shown.iter().map(|x| Short {
@@ -217,6 +224,9 @@ pub fn table(r: &RankReport, view: View) -> String {
     t.with(Style::rounded());
     out.push_str(&super::term::fit(t));
     out.push('\n');
+    if view.details {
+        out.push_str(&row_details(shown));
+    }
     for l in summary_lines(r, shown.len(), view.details) {
         out.push_str(&l);
         out.push('\n');
@@ -234,6 +244,27 @@ pub fn table(r: &RankReport, view: View) -> String {
         }
     }
     out.push_str(&machines_text(r));
+    out
+}
+
+/// Under a detailed table, each row's figures (value per GPU and how it was reached) and how
+/// the job runs there, a short block a row instead of a narrow column.
+fn row_details(shown: &[crate::rank::RankRow]) -> String {
+    let mut out = String::new();
+    for x in shown {
+        out.push_str(&format!(
+            "#{} {}: {}\n",
+            place(x),
+            instance_cell(x),
+            gpus_cell(x)
+        ));
+        for f in &x.figures {
+            out.push_str(&format!("  {}: {}\n", figure_value(f), derivation(f)));
+        }
+        for n in job_notes(x) {
+            out.push_str(&format!("  {n}\n"));
+        }
+    }
     out
 }
 
@@ -326,14 +357,13 @@ fn link_note(l: &crate::catalog::links::Link) -> Option<String> {
     use crate::catalog::links::LinkBasis;
     match l.basis {
         LinkBasis::Stated => None,
-        LinkBasis::Board => Some(format!(
-            "link: the GPU's baseboard ({}), as the row states none",
-            l.kind
-        )),
-        LinkBasis::Assumed => Some(format!(
-            "link assumed: the row states none, so PCIe of the GPU's generation at NCCL's model of it ({} GB/s bus, an upper bound)",
-            l.bus_gbps
-        )),
+        LinkBasis::Board => {
+            Some("the link is the GPU's baseboard's (the row states none)".into())
+        }
+        LinkBasis::Assumed => Some(
+            "the link is assumed (the row states none): PCIe of the GPU's generation at NCCL's model of it, an upper bound"
+                .into(),
+        ),
     }
 }
 
