@@ -25,7 +25,6 @@
 mod check;
 pub mod csv_import;
 mod filters;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod links;
 pub mod load;
 pub mod market;
