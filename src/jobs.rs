@@ -262,6 +262,13 @@ impl Precision {
             Precision::Fp16 | Precision::Int4 => Rate::MatmulF16Matrix,
         }
     }
+    /// The LLM-training rates: the same peaks, with efficiencies fitted on LLM training.
+    fn training_engines(self) -> Rate {
+        match self {
+            Precision::Fp8 => Rate::LlmTrainFp8Matrix,
+            _ => Rate::LlmTrainF16Matrix,
+        }
+    }
     fn name(self) -> &'static str {
         match self {
             Precision::Fp16 => "FP16",
@@ -426,7 +433,7 @@ impl Finetune {
                 self.compute.name().to_lowercase()
             );
         }
-        let engines = self.compute.engines();
+        let engines = self.compute.training_engines();
         let in_precision = match self.compute {
             Precision::Fp8 => "FP8",
             _ => "FP16/BF16",
@@ -830,8 +837,8 @@ mod tests {
         };
         let fp16 = job(Precision::Fp16).scenario().unwrap();
         let fp8 = job(Precision::Fp8).scenario().unwrap();
-        assert_eq!(fp16.terms[0].figure, Rate::MatmulF16Matrix);
-        assert_eq!(fp8.terms[0].figure, Rate::MatmulFp8Matrix);
+        assert_eq!(fp16.terms[0].figure, Rate::LlmTrainF16Matrix);
+        assert_eq!(fp8.terms[0].figure, Rate::LlmTrainFp8Matrix);
         // The same work, a distinct id, the precision said.
         assert_eq!(fp16.terms[0].work, fp8.terms[0].work);
         assert!(fp8.id.ends_with("-fp8") && !fp16.id.ends_with("-fp8"));
@@ -845,7 +852,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             spec.scenario().unwrap().terms[0].figure,
-            Rate::MatmulF16Matrix
+            Rate::LlmTrainF16Matrix
         );
     }
 }

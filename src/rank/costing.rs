@@ -129,7 +129,8 @@ impl Costing<'_> {
     /// the row names the FP16 engines it uses.
     pub(super) fn precision_refused(&self, gpu: &GpuSpec) -> Option<String> {
         let wants = |r: Rate| self.figures.contains(&r);
-        let (fp8, fp4) = (wants(Rate::MatmulFp8Matrix), wants(Rate::MatmulFp4Matrix));
+        let fp8 = wants(Rate::MatmulFp8Matrix) || wants(Rate::LlmTrainFp8Matrix);
+        let fp4 = wants(Rate::MatmulFp4Matrix);
         if !(fp8 || fp4) {
             return None;
         }

@@ -76,6 +76,12 @@ pub enum Rate {
     MatmulF64Best,
     /// FP64 on the matrix engines (FP64 tensor cores, AMD matrix cores), GFLOPS.
     MatmulF64Matrix,
+    /// An LLM's training matmuls in FP16/BF16 on the matrix engines: the same datasheet peak
+    /// as `MatmulF16Matrix`, with its own efficiency, fitted on published LLM training
+    /// (attention, optimizer and framework overheads a ResNet-50 point does not have).
+    LlmTrainF16Matrix,
+    /// An LLM's training matmuls in FP8 (Transformer Engine), likewise.
+    LlmTrainFp8Matrix,
     /// STREAM triad, GB/s.
     StreamTriad,
     /// Per-dispatch cost inside a batch, microseconds.
@@ -93,7 +99,7 @@ pub struct Sheet {
 }
 
 impl Rate {
-    pub const ALL: [Rate; 12] = [
+    pub const ALL: [Rate; 14] = [
         Rate::MatmulF32,
         Rate::MatmulF16,
         Rate::MatmulF16Matrix,
@@ -104,6 +110,8 @@ impl Rate {
         Rate::MatmulInt8Matrix,
         Rate::MatmulF64Best,
         Rate::MatmulF64Matrix,
+        Rate::LlmTrainF16Matrix,
+        Rate::LlmTrainFp8Matrix,
         Rate::StreamTriad,
         Rate::LatencyDispatch,
     ];
@@ -120,6 +128,8 @@ impl Rate {
             Rate::MatmulInt8Matrix => "matmul_int8_matrix",
             Rate::MatmulF64Best => "matmul_f64_best",
             Rate::MatmulF64Matrix => "matmul_f64_matrix",
+            Rate::LlmTrainF16Matrix => "llm_train_f16_matrix",
+            Rate::LlmTrainFp8Matrix => "llm_train_fp8_matrix",
             Rate::StreamTriad => "stream_triad",
             Rate::LatencyDispatch => "latency_dispatch",
         }
@@ -138,6 +148,8 @@ impl Rate {
             Rate::MatmulInt8Matrix => "INT8 matrix engines",
             Rate::MatmulF64Best => "FP64 vector",
             Rate::MatmulF64Matrix => "FP64 matrix engines",
+            Rate::LlmTrainF16Matrix => "FP16 matrix engines (LLM training)",
+            Rate::LlmTrainFp8Matrix => "FP8 matrix engines (LLM training)",
             Rate::StreamTriad => "memory bandwidth (triad)",
             Rate::LatencyDispatch => "per-kernel dispatch cost",
         }
@@ -176,9 +188,9 @@ impl Rate {
         Some(match self {
             Rate::MatmulF32 => "fp32_tflops",
             Rate::MatmulF16 => "fp16_vector_tflops",
-            Rate::MatmulF16Matrix => "fp16_tensor_tflops",
+            Rate::MatmulF16Matrix | Rate::LlmTrainF16Matrix => "fp16_tensor_tflops",
             Rate::MatmulTf32Matrix => "tf32_matrix_tflops",
-            Rate::MatmulFp8Matrix => "fp8_matrix_tflops",
+            Rate::MatmulFp8Matrix | Rate::LlmTrainFp8Matrix => "fp8_matrix_tflops",
             Rate::MatmulFp4Matrix => "fp4_matrix_tflops",
             Rate::MatmulInt8Matrix => "int8_matrix_tops",
             Rate::MatmulF64Best => "fp64_vector_tflops",
@@ -215,6 +227,10 @@ impl Rate {
             Rate::MatmulInt8Matrix => Some(Rate::MatmulInt8),
             Rate::MatmulInt8 => Some(Rate::MatmulF16Matrix),
             Rate::MatmulF64Matrix => Some(Rate::MatmulF64Best),
+            // Without matrix engines an LLM trains on the FP16 vector units; FP8 training
+            // without FP8 engines is refused before it gets here.
+            Rate::LlmTrainF16Matrix => Some(Rate::MatmulF16),
+            Rate::LlmTrainFp8Matrix => Some(Rate::LlmTrainF16Matrix),
             Rate::MatmulF32 | Rate::MatmulF64Best | Rate::StreamTriad | Rate::LatencyDispatch => {
                 None
             }
@@ -241,13 +257,14 @@ impl Rate {
         match self {
             Rate::MatmulF32 => &[FigureKey::MatmulF32],
             Rate::MatmulF16 => &[FigureKey::MatmulF16],
-            Rate::MatmulF16Matrix => &[FigureKey::MatmulCoop],
+            Rate::MatmulF16Matrix | Rate::LlmTrainF16Matrix => &[FigureKey::MatmulCoop],
             Rate::MatmulInt8 => &[FigureKey::MatmulInt8],
             Rate::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
             Rate::StreamTriad => &[FigureKey::StreamTriad],
             Rate::LatencyDispatch => &[FigureKey::LatencyDispatch],
             Rate::MatmulTf32Matrix
             | Rate::MatmulFp8Matrix
+            | Rate::LlmTrainFp8Matrix
             | Rate::MatmulFp4Matrix
             | Rate::MatmulInt8Matrix
             | Rate::MatmulF64Matrix => &[],
