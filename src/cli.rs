@@ -103,6 +103,7 @@ pub enum Command {
     /// List every adapter wgpu finds, with the limits and features the probes use.
     Devices(DevicesArgs),
     /// Run the probes on one adapter (or all) and write a results file per adapter.
+    #[command(allow_negative_numbers = true)]
     Bench(BenchArgs),
     /// Print saved results files as the bench summary table.
     Show(ShowArgs),
@@ -110,9 +111,11 @@ pub enum Command {
     Catalog(CatalogArgs),
     /// Rank catalog instances by value for a scenario, with measured figures where results
     /// files exist and datasheet estimates (marked) elsewhere.
+    #[command(allow_negative_numbers = true)]
     Rank(RankArgs),
     /// The main job: a quick bench of this machine, then every scenario ranked, showing where
     /// this machine stands.
+    #[command(allow_negative_numbers = true)]
     Run(RunArgs),
     /// Compare two results files probe by probe (NEW against BASE): faster, slower or the
     /// same within the recorded noise, and validation changes. Exit status 1 when a probe
@@ -125,6 +128,7 @@ pub enum Command {
     /// a VRAM test, stability from throughput windows and the rate against what the catalog
     /// says is paid for: PASS / WARN / FAIL / ERROR per GPU, exit status 0 / 3 / 4 / 5 (the
     /// worst GPU's).
+    #[command(allow_negative_numbers = true)]
     Burn(BurnArgs),
     /// Recompute every published result behind the efficiency factors from the catalog, the
     /// factors and the scenario model: published, implied, ratio, and each factor refitted.

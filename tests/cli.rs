@@ -264,6 +264,26 @@ fn catalog_lists_filters_and_converts() {
     let o = gpuvalue(&["catalog", "--currency", "XYZ"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("XYZ"), "{}", stderr(&o));
+    // Fit and finish (issue 35 item 14): a warning says which; no "(16 GB)" after a name
+    // that says 16GB, no number parted from its unit; no "1 USD per USD".
+    let t = stdout(&gpuvalue(&["catalog", "--price", "spot"]));
+    assert!(
+        t.contains("│ warning:") && t.contains("interruption"),
+        "{t}"
+    );
+    assert!(!t.contains("│ warning "), "{t}");
+    let t = stdout(&gpuvalue(&["catalog"]));
+    assert!(t.contains("1 x T4 16GB") && t.contains("SXM2 16GB"), "{t}");
+    assert!(!t.contains("16GB (16 GB)") && !t.contains("(16 GB)"), "{t}");
+    assert!(
+        t.contains("prices per hour in USD") && !t.contains("USD per USD"),
+        "{t}"
+    );
+    // The on-demand listing does not warn about a row's stale spot band.
+    let g4 = t.lines().find(|l| l.contains("aws g4dn.xlarge")).unwrap();
+    assert!(g4.contains("│ ok"), "{g4}");
+    let c = stdout(&gpuvalue(&["calibration"]));
+    assert!(c.contains("(1 point)") && !c.contains("(1 points)"), "{c}");
 }
 
 #[test]
@@ -1049,4 +1069,22 @@ fn check_names_the_gpus_with_specs_only_and_an_added_row_can_use_one() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["rows"][0]["instance_type"], "my-mi100", "{v}");
+}
+
+#[test]
+fn a_negative_number_gets_the_option_s_range_not_a_parse_error() {
+    // clap reads "-5" as an unknown flag unless told otherwise; each option's own check
+    // must answer instead, naming the option and its range.
+    let o = gpuvalue(&["rank", "--job", "llm-finetune", "--tokens", "-5"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("--tokens -5") && e.contains("expected"), "{e}");
+    assert!(!e.contains("unexpected argument"), "{e}");
+    let o = gpuvalue(&["burn", "--duration", "-30"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("positive number of seconds") && e.contains("-30"), "{e}");
+    let o = gpuvalue(&["bench", "--time-budget", "-1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("positive number of seconds"), "{}", stderr(&o));
 }
