@@ -437,7 +437,7 @@ fn row(
         gpu_mib: gpu_info_mib(&get(cols.gpu_info)),
         price: None,
         spot: None,
-        region: get(Some(cols.region)),
+        region: region_name(&get(Some(cols.region))),
         zone: get(cols.zone),
         text: rec.iter().map(|f| f.trim().to_string()).collect(),
         fraction: false,
@@ -615,6 +615,22 @@ fn join_split_rows(rows: &[Row]) -> Vec<(Row, Vec<usize>, String)> {
         }
     }
     complete
+}
+
+/// A region as people read it: the empty parts of a list dropped (Vast's ", US, NA" for an
+/// offer whose host names no city), and "unstated" where the file names none (Seeweb's
+/// rows), so that no row reads "(, US, NA)" or "()".
+fn region_name(raw: &str) -> String {
+    let parts: Vec<&str> = raw
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        "unstated".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// Grouping step: one instance per (type, region), in (type, region) order, with the CSV

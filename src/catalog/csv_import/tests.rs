@@ -126,3 +126,11 @@ fn missing_columns_and_bad_numbers_are_named() {
         "{e}"
     );
 }
+
+#[test]
+fn a_region_list_with_empty_parts_reads_as_people_write_it() {
+    assert_eq!(super::region_name(", US, NA"), "US, NA");
+    assert_eq!(super::region_name("Sweden, SE, EU"), "Sweden, SE, EU");
+    assert_eq!(super::region_name(" "), "unstated");
+    assert_eq!(super::region_name("us-east-1"), "us-east-1");
+}
