@@ -112,7 +112,13 @@ impl Table {
                 factor: format!("{:.2}", r.factor),
                 fitted: r.fitted.map_or_else(
                     || "no points: assumed".into(),
-                    |f| format!("{f:.3} ({} points)", r.points),
+                    |f| {
+                        format!(
+                            "{f:.3} ({} point{})",
+                            r.points,
+                            if r.points == 1 { "" } else { "s" }
+                        )
+                    },
                 ),
             })
             .collect()

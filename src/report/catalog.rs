@@ -60,11 +60,28 @@ pub fn rows(
             Some(p) => c.convert(p.amount, &p.currency, currency).ok(),
             None => None,
         };
-        let mine: Vec<&Finding> = findings.iter().filter(|x| x.instance == Some(i)).collect();
+        // The row's findings, less warnings about its other prices (a stale spot band does
+        // not concern the on-demand listing).
+        let this = format!(".prices.{}.", model.name());
+        let mine: Vec<&Finding> = findings
+            .iter()
+            .filter(|x| x.instance == Some(i))
+            .filter(|x| {
+                x.severity == Severity::Error
+                    || !x.path.contains(".prices.")
+                    || x.path.contains(&this)
+            })
+            .collect();
         let status = if mine.iter().any(|x| x.severity == Severity::Error) {
             "ERROR (not ranked)".to_string()
         } else if !mine.is_empty() {
-            "warning".to_string()
+            // Which warnings: each message's head ("stale spot price"), once each.
+            let mut heads: Vec<&str> = mine
+                .iter()
+                .map(|x| x.message.split(':').next().unwrap_or(&x.message).trim())
+                .collect();
+            heads.dedup();
+            format!("warning: {}", heads.join("; "))
         } else if let Some(r) = &inst.retired {
             format!("retired {r} (not ranked)")
         } else if price.is_none() {
@@ -114,9 +131,11 @@ pub fn table(rows: &[CatalogRow], c: &Catalog, currency: &str) -> String {
     let lines = rows.iter().map(|r| Line {
         instance: format!("{} {}", r.provider, r.instance_type),
         region: r.region.clone(),
+        // The memory after the name, unless the name says it ("V100 SXM2 16GB"), written
+        // as names write it so that a narrow column does not part number and unit.
         gpus: match r.gpu_memory_gb {
-            Some(m) => format!("{} ({m} GB)", r.gpus),
-            None => r.gpus.clone(),
+            Some(m) if !r.gpus.contains("GB") => format!("{} {m}GB", r.gpus),
+            _ => r.gpus.clone(),
         },
         vcpu: opt(&r.vcpu),
         price: match (&r.price_per_hour, &r.original_price) {
@@ -135,6 +154,9 @@ pub fn table(rows: &[CatalogRow], c: &Catalog, currency: &str) -> String {
             tabled::settings::format::Format::content(move |_| header.clone()),
         ),
     );
+    if currency == "USD" {
+        return format!("{}\nprices per hour in USD", super::term::fit(t));
+    }
     format!(
         "{}\nprices per hour in {currency}; conversion at {} {currency} per USD as of {} ({})",
         super::term::fit(t),
