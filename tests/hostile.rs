@@ -587,6 +587,77 @@ fn class6_csv_rows_are_never_lost_silently() {
     assert!(t.contains("1 instance rows"), "{t}");
 }
 
+/// Issue 35 item 11: `catalog check` names every fault of a file in one look, structural
+/// ones (a number that is none, a row short of a column) beside the rows' own (a negative
+/// price); a CSV row missing its last column is no longer read as a row; a JSON file's
+/// faults of type are named together, each with its line.
+#[test]
+fn catalog_check_names_every_fault_of_a_file_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let head =
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\n";
+    let csv = format!(
+        "{head}p3.2xlarge,V100,1,8,61,3.06,0.9,us-east-1\n\
+         p3.8xlarge,V100,4,32,244,abc,3.6,us-east-1\n\
+         p3.16xlarge,V100,8.5x,64,488,24.48,7.3,us-east-1\n\
+         p3dn.24xlarge,V100,8,96,768,-31.2,9.3,us-east-1\n\
+         g4dn.xlarge,T4,1,4,16,0.526,0.2\n\
+         g5.xlarge,A10G,1,4,16,1.006,0.3,us-east-1\n"
+    );
+    let f = write_text(dir.path(), "vms.csv", &csv);
+    let o = gv(&["catalog", "check", &f, "--csv-as-of", "2026-11-01"]);
+    assert_case(
+        &o,
+        1,
+        &[
+            "line 3, column Price",
+            "\"abc\"",
+            "line 4, column AcceleratorCount",
+            "line 5, column Price",
+            "negative price",
+            "line 6",
+            "7 fields where the header has 8",
+            "4 error(s)",
+        ],
+        "csv check",
+    );
+    // Ranking with it refuses the file, naming every line that is no row at once.
+    let o = gv(&["catalog", "--catalog-add", &f, "--csv-as-of", "2026-11-01"]);
+    assert_case(
+        &o,
+        2,
+        &["3 lines that are no row", "line 3", "line 4", "line 6"],
+        "csv add",
+    );
+    let json = r#"{
+  "schema_version": 2,
+  "instances": [
+    {"provider": "p", "instance_type": "a", "region": "r", "gpu": "h100-sxm",
+     "gpu_count": 1, "vcpu": 8, "ram_gib": 64, "prices": {}, "source": "s",
+     "as_of": "2026-11-01", "confidence": "sure"},
+    {"provider": "p", "instance_type": "b", "region": "r", "gpu": "h100-sxm",
+     "vcpu": 8, "ram_gib": 64, "prices": {}, "source": "s", "as_of": "2026-11-01",
+     "confidence": "high"}
+  ]
+}"#;
+    let f = write_text(dir.path(), "bad.json", json);
+    let o = gv(&["catalog", "check", &f]);
+    assert_case(
+        &o,
+        2,
+        &[
+            "2 faults",
+            "line 6, column",
+            "instances[0].confidence",
+            "`sure`",
+            "line 9, column",
+            "instances[1]",
+            "missing field `gpu_count`",
+        ],
+        "json check",
+    );
+}
+
 #[test]
 fn class7_special_files_are_refused_before_opening() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,7 +61,7 @@ pub fn for_check(file: &Path, csv_as_of: Option<&str>) -> Result<(Catalog, usize
         if let Some(d) = csv_as_of {
             check_csv_as_of(d)?;
         }
-        let imported = super::csv_import::import(file, csv_as_of.unwrap_or(""))?;
+        let imported = super::csv_import::import_for_check(file, csv_as_of.unwrap_or(""))?;
         let rows = imported.instances.len();
         return Ok((csv_on_embedded(imported), rows, 0));
     }

@@ -32,6 +32,7 @@ pub mod names;
 pub mod networks;
 pub mod regions;
 pub mod spot;
+mod structure;
 
 pub use filters::{Admission, Filters};
 
@@ -450,7 +451,17 @@ impl Catalog {
     }
 
     pub fn parse(text: &str, name: &str) -> Result<Catalog> {
-        let mut c: Catalog = parse_json(text, name)?;
+        let mut c: Catalog = match parse_json(text, name) {
+            Ok(c) => c,
+            Err(first) => match structure::faults(text) {
+                Some(all) if all.len() > 1 => bail!(
+                    "{name}: {} faults in the file's structure (it loads when each is mended):\n  {}",
+                    all.len(),
+                    all.join("\n  ")
+                ),
+                _ => return Err(first),
+            },
+        };
         if c.schema_version == 0 || c.schema_version > SCHEMA_VERSION {
             bail!(
                 "{name}: schema_version {} is not one this gpuvalue reads (1..={SCHEMA_VERSION})",

@@ -2,7 +2,6 @@
 //! memory.
 
 use crate::catalog::PLACEHOLDER_AMOUNTS;
-use anyhow::{Context, Result, bail};
 
 /// Text found in price cells where no price was known.
 const PLACEHOLDER_TEXT: &[&str] = &[
@@ -10,41 +9,31 @@ const PLACEHOLDER_TEXT: &[&str] = &[
 ];
 
 /// A numeric field: empty is `None`; anything else must be a finite number in `range`
-/// (and whole, for counts), else an error naming the line and column.
-pub(super) fn field(
-    text: &str,
-    column: &str,
-    whole: bool,
-    range: (f64, f64),
-    at: (&str, usize),
-) -> Result<Option<f64>> {
+/// (and whole, for counts), else what is wrong with it (the caller names line and column).
+pub(super) fn field(text: &str, whole: bool, range: (f64, f64)) -> Result<Option<f64>, String> {
     let t = text.trim();
     if t.is_empty() {
         return Ok(None);
     }
-    let (name, line) = at;
-    let v = number(t, column, at)?;
+    let v = number(t)?;
     if whole && v.fract() != 0.0 {
-        bail!("{name}: line {line}, column {column}: expected a whole number, found {t}");
+        return Err(format!("expected a whole number, found {t}"));
     }
     if !(range.0..=range.1).contains(&v) {
-        bail!(
-            "{name}: line {line}, column {column}: {t} is outside the range {}..={}",
-            range.0,
-            range.1
-        );
+        return Err(format!(
+            "{t} is outside the range {}..={}",
+            range.0, range.1
+        ));
     }
     Ok(Some(v))
 }
 
-/// A finite number, else an error naming the line and column.
-pub(super) fn number(t: &str, column: &str, (name, line): (&str, usize)) -> Result<f64> {
+/// A finite number, else what was found instead.
+pub(super) fn number(t: &str) -> Result<f64, String> {
     t.parse()
         .ok()
         .filter(|v: &f64| v.is_finite())
-        .with_context(|| {
-            format!("{name}: line {line}, column {column}: expected a number, found {t:?}")
-        })
+        .ok_or_else(|| format!("expected a number, found {t:?}"))
 }
 
 /// What a price cell holds.
@@ -56,8 +45,8 @@ pub(super) enum Cell {
 }
 
 /// A price cell: a positive amount; empty; or a value that is no price (negative, zero, a
-/// placeholder number or word, out of range). Other text is a malformed file.
-pub(super) fn price_cell(text: &str, column: &str, at: (&str, usize)) -> Result<Cell> {
+/// placeholder number or word, out of range). Other text is a malformed line.
+pub(super) fn price_cell(text: &str) -> Result<Cell, String> {
     let t = text.trim();
     if t.is_empty() {
         return Ok(Cell::Empty);
@@ -65,7 +54,7 @@ pub(super) fn price_cell(text: &str, column: &str, at: (&str, usize)) -> Result<
     if PLACEHOLDER_TEXT.iter().any(|p| p.eq_ignore_ascii_case(t)) {
         return Ok(Cell::Bad(format!("{t:?} is a placeholder, not a price")));
     }
-    let v = number(t, column, at)?;
+    let v = number(t)?;
     Ok(if v < 0.0 {
         Cell::Bad(format!("negative price {t}"))
     } else if v == 0.0 {

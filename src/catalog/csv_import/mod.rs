@@ -21,17 +21,18 @@
 
 mod cells;
 mod families;
+mod rows;
 
-use cells::{Cell, field, gpu_info_mib, price_cell};
 pub use families::family_gpu;
 use families::{FAMILY_GPUS, GCP_FAMILIES, HOST_GPUS};
+use rows::{Structural, read_rows};
 
 use crate::catalog::names::{self, Resolved, StatedMemory};
 use crate::catalog::{
     AMBIGUOUS_GPU, Catalog, Confidence, Finding, GpuSpec, Instance, MISMATCH_GPU, NOT_GPU, Origin,
     Price, PricingModel, Severity, UNKNOWN_GPU, UNSPECIFIED_GPU,
 };
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -211,6 +212,25 @@ impl LineFindings {
 /// Imports a CSV file. `provider` defaults to the file's parent directory name (SkyPilot's
 /// layout, also when the path is given relative to it: `vms.csv` in `aws/`), else its stem.
 pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
+    let (name, data, provider) = read_file(path)?;
+    parse(&data, &name, &provider, as_of)
+}
+
+/// As [`import`], for `catalog check`: the lines that are no row are among the findings
+/// (errors), beside every other finding of the file, instead of refusing it.
+pub fn import_for_check(path: &Path, as_of: &str) -> Result<Catalog> {
+    let (name, data, provider) = read_file(path)?;
+    let (mut c, faults) = parse_all(&data, &name, &provider, as_of)?;
+    c.load_findings.extend(
+        faults
+            .into_iter()
+            .map(|f| structural_finding(f, &name, &provider)),
+    );
+    Ok(c)
+}
+
+/// The file's name as shown, its bytes and the provider its place names.
+fn read_file(path: &Path) -> Result<(String, Vec<u8>, String)> {
     let name = path.display().to_string();
     // The folder as named, not the target of a symlinked file; `.` for a bare file name.
     let folder = match path.parent() {
@@ -225,28 +245,67 @@ pub fn import(path: &Path, as_of: &str) -> Result<Catalog> {
         .or_else(|| path.file_stem().map(|s| s.to_string_lossy().to_string()))
         .unwrap_or_else(|| "csv".into());
     let data = crate::files::read_bounded(path, "CSV catalog")?;
-    parse(&data, &name, &provider, as_of)
+    Ok((name, data, provider))
 }
 
-/// Column positions, found by header name.
-struct Columns {
-    ty: usize,
-    acc: usize,
-    cnt: usize,
-    price: usize,
-    region: usize,
-    spot: Option<usize>,
-    vcpu: Option<usize>,
-    mem: Option<usize>,
-    zone: Option<usize>,
-    gpu_info: Option<usize>,
-}
+/// Most lines that are no row named in one refusal; `catalog check` lists every one.
+const FAULTS_SHOWN: usize = 12;
 
-/// Parses CSV text as read from the file `name` of cloud `provider`.
+/// Parses CSV text as read from the file `name` of cloud `provider`. A file with lines that
+/// are no row is refused, naming every such line (up to [`FAULTS_SHOWN`]).
 pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Catalog> {
+    let (c, faults) = parse_all(data, name, provider, as_of)?;
+    if faults.is_empty() {
+        return Ok(c);
+    }
+    let n = faults.len();
+    let mut msg = format!(
+        "{name}: {n} line{} that {} no row (malformed):",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "is" } else { "are" }
+    );
+    for f in faults.iter().take(FAULTS_SHOWN) {
+        msg.push_str(&format!("\n  {}: {}", place(f.line, f.column), f.message));
+    }
+    if n > FAULTS_SHOWN {
+        msg.push_str(&format!(
+            "\n  ... and {} more (`gpuvalue catalog check {name}` lists every one)",
+            n - FAULTS_SHOWN
+        ));
+    }
+    bail!(msg)
+}
+
+/// `line 7, column Price`, or `line 7` for a fault of the whole line.
+fn place(line: usize, column: Option<&str>) -> String {
+    match column {
+        Some(c) => format!("line {line}, column {c}"),
+        None => format!("line {line}"),
+    }
+}
+
+/// A line that is no row as a catalog finding: an error, about no instance.
+fn structural_finding(f: Structural, name: &str, provider: &str) -> Finding {
+    Finding {
+        severity: Severity::Error,
+        file: name.to_string(),
+        path: place(f.line, f.column),
+        row: format!("{provider}/{}/{}", f.key.0, f.key.1),
+        message: format!("{}; the line is left out", f.message),
+        instance: None,
+    }
+}
+
+/// The catalog of the file's rows, and the lines that are no row.
+fn parse_all(
+    data: &[u8],
+    name: &str,
+    provider: &str,
+    as_of: &str,
+) -> Result<(Catalog, Vec<Structural>)> {
     let name = name.to_string();
     let mut found = LineFindings::default();
-    let rows = read_rows(data, &name, &mut found)?;
+    let (rows, faults) = read_rows(data, &name, &mut found)?;
     let rows = drop_duplicates(rows, &mut found);
     let rows = drop_bad_spot(rows, &mut found);
     // GCP split pricing: add GPU-only rows to the matching host rows of their zone/region.
@@ -255,18 +314,21 @@ pub fn parse(data: &[u8], name: &str, provider: &str, as_of: &str) -> Result<Cat
     let (instances, origins) =
         group_instances(complete, &specs, &name, provider, as_of, &mut found);
     let load_findings = line_findings(found, &instances, &name, provider);
-    Ok(Catalog {
-        schema_version: crate::catalog::SCHEMA_VERSION,
-        description: Some(format!("imported from {name}")),
-        currencies: BTreeMap::new(),
-        gpus: Vec::new(),
-        instances,
-        origins,
-        gpu_origins: Vec::new(),
-        currency_origins: BTreeMap::new(),
-        load_findings,
-        prices_from: None,
-    })
+    Ok((
+        Catalog {
+            schema_version: crate::catalog::SCHEMA_VERSION,
+            description: Some(format!("imported from {name}")),
+            currencies: BTreeMap::new(),
+            gpus: Vec::new(),
+            instances,
+            origins,
+            gpu_origins: Vec::new(),
+            currency_origins: BTreeMap::new(),
+            load_findings,
+            prices_from: None,
+        },
+        faults,
+    ))
 }
 
 /// Final step: each line finding as a catalog finding naming the file and line, and the
@@ -291,10 +353,7 @@ fn line_findings(
             Finding {
                 severity: f.severity,
                 file: name.to_string(),
-                path: match f.column {
-                    Some(c) => format!("line {}, column {c}", f.line),
-                    None => format!("line {}", f.line),
-                },
+                path: place(f.line, f.column),
                 row: format!("{provider}/{ty}/{region}"),
                 message: f.message,
                 instance: at.filter(|_| f.about_row),
@@ -314,188 +373,6 @@ pub fn line_of(path: &str) -> Option<usize> {
         .next()?
         .parse()
         .ok()
-}
-
-/// Parse step: maps the header to column positions, then reads every record into a row.
-fn read_rows(data: &[u8], name: &str, found: &mut LineFindings) -> Result<Vec<Row>> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(data);
-    let headers = rdr
-        .headers()
-        .with_context(|| format!("{name}: no header line"))?
-        .clone();
-    let cols = columns(&headers, name)?;
-    let mut rows = Vec::new();
-    let mut next_line = 2;
-    // Line numbers counted from the record's byte offset (the csv crate's own count is one
-    // too low in CRLF files): the line breaks before its first character, plus one.
-    let (mut counted_to, mut breaks) = (0usize, 0usize);
-    for rec in rdr.records() {
-        let rec = rec.with_context(|| format!("{name}: line {next_line}: malformed CSV"))?;
-        let line = match rec.position() {
-            Some(p) => {
-                // After a CR the csv crate starts the next record at the LF: skip it.
-                let mut at = (p.byte() as usize).min(data.len());
-                while at < data.len() && matches!(data[at], b'\r' | b'\n') {
-                    at += 1;
-                }
-                if at >= counted_to {
-                    breaks += data[counted_to..at].iter().filter(|b| **b == b'\n').count();
-                    counted_to = at;
-                }
-                breaks + 1
-            }
-            None => next_line,
-        };
-        // A stray quote swallows the line breaks up to the next quote: the record then
-        // holds several lines in one field and the rows between are lost.
-        if rec.iter().any(|f| f.contains(['\n', '\r'])) {
-            bail!(
-                "{name}: line {line}: malformed record: a field runs over several lines (a stray `\"`?)"
-            );
-        }
-        next_line = line + 1;
-        rows.push(row(&rec, &cols, name, line, found)?);
-    }
-    Ok(rows)
-}
-
-/// Header step: finds each column by name; the first five are required.
-fn columns(headers: &csv::StringRecord, name: &str) -> Result<Columns> {
-    let mut seen = std::collections::HashSet::new();
-    for h in headers.iter() {
-        if !seen.insert(h.trim().to_lowercase()) {
-            bail!(
-                "{name}: line 1: column `{}` appears twice in the header",
-                h.trim()
-            );
-        }
-    }
-    let col = |h: &str| {
-        headers
-            .iter()
-            .position(|x| x.trim().eq_ignore_ascii_case(h))
-    };
-    let need = |h: &str| {
-        col(h).with_context(|| {
-            format!(
-                "{name}: no `{h}` column in the header ({})",
-                headers.iter().collect::<Vec<_>>().join(",")
-            )
-        })
-    };
-    Ok(Columns {
-        ty: need("InstanceType")?,
-        acc: need("AcceleratorName")?,
-        cnt: need("AcceleratorCount")?,
-        price: need("Price")?,
-        region: need("Region")?,
-        spot: col("SpotPrice"),
-        vcpu: col("vCPUs"),
-        mem: col("MemoryGiB"),
-        zone: col("AvailabilityZone"),
-        gpu_info: col("GpuInfo"),
-    })
-}
-
-/// Row step: one record's fields; counts and sizes must be numbers in range; a price that
-/// is no price is left out with a finding (an empty on-demand price too: it is no finding
-/// only when the spot price is the one left empty, as for types sold on demand only).
-fn row(
-    rec: &csv::StringRecord,
-    cols: &Columns,
-    name: &str,
-    line: usize,
-    found: &mut LineFindings,
-) -> Result<Row> {
-    let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
-    let at = (name, line);
-    if let Some(long) = rec
-        .iter()
-        .find(|f| f.chars().count() > crate::catalog::MAX_NAME_CHARS)
-    {
-        bail!(
-            "{name}: line {line}: a field of {} characters, more than the {} a name may have",
-            long.chars().count(),
-            crate::catalog::MAX_NAME_CHARS
-        );
-    }
-    let price = price_cell(&get(Some(cols.price)), "Price", at)?;
-    let spot = price_cell(&get(cols.spot), "SpotPrice", at)?;
-    let mut r = Row {
-        line,
-        instance: get(Some(cols.ty)),
-        accel: get(Some(cols.acc)),
-        count: field(
-            &get(Some(cols.cnt)),
-            "AcceleratorCount",
-            false,
-            (0.0, 64.0),
-            at,
-        )?,
-        vcpu: field(&get(cols.vcpu), "vCPUs", false, (0.0, 1e5), at)?,
-        mem: field(&get(cols.mem), "MemoryGiB", false, (0.0, 1e6), at)?,
-        gpu_mib: gpu_info_mib(&get(cols.gpu_info)),
-        price: None,
-        spot: None,
-        region: region_name(&get(Some(cols.region))),
-        zone: get(cols.zone),
-        text: rec.iter().map(|f| f.trim().to_string()).collect(),
-        fraction: false,
-    };
-    if !r.may_carry_gpu() {
-        // CPU-only types (most of a SkyPilot file) never become instances: no findings.
-        return Ok(r);
-    }
-    if r.instance.is_empty() && names::is_not_gpu(&r.accel) {
-        // GCP's TPU lines (priced apart, 700.0 placeholders and all): never a GPU instance.
-        return Ok(r);
-    }
-    if let Some(c) = r.count.filter(|c| c.fract() != 0.0) {
-        r.fraction = true;
-        found.push(
-            &r,
-            Severity::Warning,
-            Some("AcceleratorCount"),
-            format!(
-                "{c} of a GPU: a share of a GPU (time-sliced or MIG) is not a whole GPU's figures; the line is not imported"
-            ),
-        );
-        return Ok(r);
-    }
-    match price {
-        Cell::Price(v) => r.price = Some(v),
-        Cell::Empty => found.push(
-            &r,
-            Severity::Warning,
-            Some("Price"),
-            "empty on-demand price: this line gives no on-demand price".into(),
-        ),
-        Cell::Bad(why) => found.push(
-            &r,
-            Severity::Error,
-            Some("Price"),
-            format!("{why}; left out of the on-demand price"),
-        ),
-    }
-    match spot {
-        Cell::Price(v) => r.spot = Some(v),
-        Cell::Empty => {}
-        // A zero spot price is how some feeds say "no spot market" (every Vast row): the
-        // same as an empty cell, said as a warning; other bad spot prices are errors.
-        Cell::Bad(why) if get(cols.spot).parse::<f64>() == Ok(0.0) => found.push(
-            &r,
-            Severity::Warning,
-            Some("SpotPrice"),
-            format!("{why}; read as no spot price"),
-        ),
-        Cell::Bad(why) => found.push(
-            &r,
-            Severity::Error,
-            Some("SpotPrice"),
-            format!("{why}; left out of the spot price"),
-        ),
-    }
-    Ok(r)
 }
 
 /// Duplicate step: a line equal to an earlier one is left out with a warning; a line for the
