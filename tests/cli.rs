@@ -1083,8 +1083,15 @@ fn a_negative_number_gets_the_option_s_range_not_a_parse_error() {
     let o = gpuvalue(&["burn", "--duration", "-30"]);
     assert!(!o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("positive number of seconds") && e.contains("-30"), "{e}");
+    assert!(
+        e.contains("positive number of seconds") && e.contains("-30"),
+        "{e}"
+    );
     let o = gpuvalue(&["bench", "--time-budget", "-1"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("positive number of seconds"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("positive number of seconds"),
+        "{}",
+        stderr(&o)
+    );
 }
