@@ -169,7 +169,7 @@ fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
     };
     crate::burn::check_options(&opts)?;
     if let Some(out) = &a.out {
-        crate::bench::check_writable(out)?;
+        crate::bench::check_writable(out, true)?;
     }
     crate::interrupt::install();
     let quiet = a.quiet || std::env::var_os("CI").is_some();
@@ -698,20 +698,30 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
         ranks.push(rank::rank(&checked, s, &results, &all)?);
     }
     // The full report (every row, figure, factor and exclusion) beside the results files.
-    if let Some(dir) = outcomes.first().and_then(|o| o.path.parent()) {
-        let dir = if dir.as_os_str().is_empty() {
-            std::path::Path::new(".")
-        } else {
-            dir
-        };
+    if let Some(first) = outcomes.first() {
+        let dir = first
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        // Named after the results file: each run keeps its own report.
+        let stem = format!(
+            "{}-report",
+            first.path.file_stem().unwrap_or_default().to_string_lossy()
+        );
         let (html, md) = report::render(&results, &ranks, &c);
-        report::write(dir, &html, &md)?;
+        report::write_as(dir, &stem, &html, &md).with_context(|| {
+            format!(
+                "the full report beside the results file {}",
+                first.path.display()
+            )
+        })?;
         say!(
             "Full report (every instance, the figures behind each time, the factors, what was \
-             not ranked): {}/report.html and report.md. Estimated figures are datasheet peaks x \
+             not ranked): {} and .md. Estimated figures are datasheet peaks x \
              efficiency: bench a cloud GPU with scripts/bench-gpu.sh and pass its results file \
              to `gpuvalue rank --results FILE` to measure them.",
-            dir.display()
+            dir.join(format!("{stem}.html")).display()
         );
     }
     Ok(if failed {

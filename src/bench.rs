@@ -90,32 +90,31 @@ fn out_path(
 }
 
 /// Checks up front that the output file can be written, so a long run does not end in an
-/// I/O error.
-pub fn check_writable(path: &Path) -> Result<()> {
+/// I/O error. `given`: the user named the file (`--out`); else it is the default place, and
+/// the message says so instead of blaming an option never typed.
+pub fn check_writable(path: &Path, given: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let what = if given {
+        format!("--out {}", path.display())
+    } else {
+        format!(
+            "the results file {} (the default place; --out FILE puts it elsewhere)",
+            path.display()
+        )
+    };
     if !dir.exists() {
-        std::fs::create_dir_all(dir).with_context(|| {
-            format!(
-                "--out {}: cannot create directory {}",
-                path.display(),
-                dir.display()
-            )
-        })?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{what}: cannot create directory {}", dir.display()))?;
     }
     if path.is_dir() {
-        bail!("--out {}: is a directory; give a file name", path.display());
+        bail!("{what}: is a directory; give a file name");
     }
     let probe = dir.join(format!(".gpuvalue-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").with_context(|| {
-        format!(
-            "--out {}: directory {} is not writable",
-            path.display(),
-            dir.display()
-        )
-    })?;
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("{what}: directory {} is not writable", dir.display()))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -339,7 +338,7 @@ fn prepare_outputs(
         .map(|&i| out_path(opts.out.as_deref(), host, &list.summaries[i], several))
         .collect();
     for p in &paths {
-        check_writable(p)?;
+        check_writable(p, opts.out.is_some())?;
     }
     lock_outputs(paths, opts.out.is_none())
 }

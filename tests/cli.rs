@@ -1095,3 +1095,71 @@ fn a_negative_number_gets_the_option_s_range_not_a_parse_error() {
         stderr(&o)
     );
 }
+
+fn gpuvalue_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .current_dir(cwd)
+        .env(
+            "GPUVALUE_HOME",
+            std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+        )
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .args(args)
+        .output()
+        .expect("run gpuvalue")
+}
+
+/// Issue 35 item 14: where the default results folder cannot be made, `run` and `bench` say
+/// it is the default place, not "--out", which the user never typed.
+#[test]
+fn an_unwritable_default_results_place_does_not_blame_out() {
+    if !have_adapter() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the folder would go (root ignores permissions: this fails for anyone).
+    std::fs::write(dir.path().join("results"), "in the way").unwrap();
+    for cmd in ["run", "bench"] {
+        let o = gpuvalue_in(dir.path(), &[cmd, "-q"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("the results file results/") && e.contains("the default place"),
+            "{cmd}: {e}"
+        );
+        assert!(!e.contains("--out results"), "{cmd}: {e}");
+    }
+}
+
+/// Issue 35 item 14: each `run` writes its full report beside its results file, named after
+/// it, so the last run's report is kept. A whole quick bench (about 40 s on lavapipe): run by
+/// name in CI (.ci/run), with the long tests.
+#[test]
+#[ignore]
+fn run_keeps_each_report_beside_its_results_file() {
+    if !have_adapter() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = gpuvalue_in(dir.path(), &["run", "-q", "--top", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let json = names
+        .iter()
+        .find(|n| n.ends_with(".json"))
+        .expect("results");
+    let stem = json.trim_end_matches(".json");
+    for ext in ["html", "md"] {
+        let want = format!("{stem}-report.{ext}");
+        assert!(names.contains(&want), "no {want} in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "report.html"), "{names:?}");
+    assert!(
+        stdout(&o).contains(&format!("{stem}-report.html")),
+        "{}",
+        stdout(&o)
+    );
+}

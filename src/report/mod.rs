@@ -97,6 +97,12 @@ fn catalog_dates_and_rates(catalog: &Catalog) -> (String, String) {
 /// touched, and a failure leaves the previous report files whole. Errors name the path.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write(out: &std::path::Path, html: &str, md: &str) -> anyhow::Result<()> {
+    write_as(out, "report", html, md)
+}
+
+/// As [`write`], the files named `STEM.html` and `STEM.md` (`run` names them after its
+/// results file, so the last run's report is not overwritten).
+pub fn write_as(out: &std::path::Path, stem: &str, html: &str, md: &str) -> anyhow::Result<()> {
     use anyhow::{Context, bail};
     use std::path::Path;
     match std::fs::symlink_metadata(out) {
@@ -130,9 +136,8 @@ pub fn write(out: &std::path::Path, html: &str, md: &str) -> anyhow::Result<()> 
     if !out.is_dir() {
         bail!("--out {}: not a directory", out.display());
     }
-    for (name, text) in [("report.html", html), ("report.md", md)] {
-        crate::files::write_atomic(&out.join(name), text.as_bytes())
-            .with_context(|| format!("--out {}", out.display()))?;
+    for (ext, text) in [("html", html), ("md", md)] {
+        crate::files::write_atomic(&out.join(format!("{stem}.{ext}")), text.as_bytes())?;
     }
     Ok(())
 }
