@@ -116,6 +116,7 @@ pub fn fit_to(t: Table, w: usize) -> String {
                     .map(|l| {
                         let opts = textwrap::Options::new(widths[c])
                             .break_words(true)
+                            .word_separator(NAME_PARTS)
                             .word_splitter(textwrap::WordSplitter::NoHyphenation);
                         textwrap::fill(l, opts).to_string()
                     })
@@ -128,6 +129,44 @@ pub fn fit_to(t: Table, w: usize) -> String {
     out.with(Style::rounded());
     out.to_string()
 }
+
+/// Where a line may break: after spaces, and inside a name after `.`, `_`, `-` or `/`
+/// (`ecs.gn7i-c8g1.2xlarge` breaks as `ecs.gn7i-c8g1.` / `2xlarge`, not `2xlarg` / `e`, issue
+/// 35 item 14). The parts of a name that fits stay together: a break is only a place
+/// allowed. A part longer than the column is still cut.
+const NAME_PARTS: textwrap::WordSeparator = textwrap::WordSeparator::Custom(name_parts);
+
+fn name_parts(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> {
+    use textwrap::core::Word;
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < b.len() {
+        // One token and the spaces after it.
+        let end = (start..b.len()).find(|&i| b[i] == b' ').unwrap_or(b.len());
+        let next = (end..b.len()).find(|&i| b[i] != b' ').unwrap_or(b.len());
+        // Short tokens ("(FIN-01)", "1.25") never break inside.
+        if end - start > SHORT_TOKEN {
+            let mut from = start;
+            for i in start + 1..end - 1 {
+                let sep = |c: u8| matches!(c, b'.' | b'_' | b'-' | b'/');
+                if sep(b[i]) && !sep(b[i + 1]) {
+                    // Only after ASCII bytes: the cut is on a character boundary.
+                    out.push(Word::from(&line[from..=i]));
+                    from = i + 1;
+                }
+            }
+            out.push(Word::from(&line[from..next]));
+        } else {
+            out.push(Word::from(&line[start..next]));
+        }
+        start = next;
+    }
+    Box::new(out.into_iter())
+}
+
+/// Longest token kept whole by [`name_parts`].
+const SHORT_TOKEN: usize = 12;
 
 /// Text with every line longer than [`width`] wrapped between words; continuation lines are
 /// indented two columns past the line's own indent, so a wrapped note stays recognisable.
@@ -152,6 +191,7 @@ pub fn wrap_to(text: &str, w: usize) -> String {
             .initial_indent(&line[..lead])
             .subsequent_indent(&indent)
             .break_words(true)
+            .word_separator(NAME_PARTS)
             .word_splitter(textwrap::WordSplitter::NoHyphenation);
         out.push_str(&textwrap::fill(line.trim_start(), opts));
     }
@@ -201,5 +241,19 @@ mod tests {
         assert!(out.contains("gamma"), "words kept whole: {out}");
         // a table line is never re-wrapped as prose
         assert_eq!(wrap_to(&out, 30), out);
+    }
+}
+
+#[cfg(test)]
+mod name_break_tests {
+    #[test]
+    fn a_long_name_breaks_after_its_separators_not_mid_word() {
+        let t = super::wrap_to("ecs.gn7i-c8g1.2xlarge", 16);
+        assert_eq!(t, "ecs.gn7i-c8g1.\n  2xlarge");
+        // Text that fits is untouched; numbers keep their point.
+        assert_eq!(super::wrap_to("0.370 USD", 40), "0.370 USD");
+        let t = super::wrap_to("price 1.25 per hour, as of 2026-12-03", 20);
+        assert!(t.lines().all(|l| l.trim_end().len() <= 20), "{t}");
+        assert!(t.contains("1.25"), "{t}");
     }
 }
