@@ -313,3 +313,51 @@ fn report_device_sections_name_their_file_and_software_mark() {
         "{html}"
     );
 }
+
+/// Issue 35 item 14: the same instance type in two regions gets two bars in a chart; each
+/// says its region instead of two identical labels.
+#[test]
+fn chart_bars_of_one_type_in_two_regions_name_their_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |region: &str, price: f64| {
+        format!(
+            r#"{{"provider": "zzcloud", "instance_type": "g1.a100", "region": "{region}",
+            "gpu": "a100-80gb-pcie", "gpu_count": 1, "vcpu": 22, "ram_gib": 120.0,
+            "prices": {{"on_demand": {{"amount": {price}, "currency": "USD", "per": "hour"}}}},
+            "source": "test", "as_of": "2026-12-01", "confidence": "high"}}"#
+        )
+    };
+    let cat = dir.path().join("two.json");
+    std::fs::write(
+        &cat,
+        format!(
+            r#"{{"schema_version": 2, "instances": [{}, {}]}}"#,
+            row("north-1", 0.30),
+            row("south-1", 0.32)
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("r");
+    let o = run_with(
+        &[
+            "report",
+            FIXTURE,
+            "--catalog-add",
+            cat.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-s",
+            "training",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for region in ["north-1", "south-1"] {
+        assert!(
+            html.contains(&format!("zzcloud g1.a100 in {region} (1x")),
+            "no bar for {region}"
+        );
+    }
+    assert!(!html.contains("zzcloud g1.a100 (1x"), "an unnamed region");
+}

@@ -246,11 +246,25 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
 /// The value and cost charts of a ranking: its first 15 rows, saying so when there are more.
 fn charts_html(s: &mut String, rep: &RankReport) {
     let top: Vec<_> = rep.rows.iter().take(15).collect();
-    let label = |x: &crate::rank::RankRow| {
+    let base = |x: &crate::rank::RankRow| {
         format!(
             "{} {} ({}x {})",
             x.provider, x.instance_type, x.gpu_count, x.gpu_name
         )
+    };
+    // The same instance type in several regions: each bar says its region (issue 35 item
+    // 14: the charts repeated labels that differed only by region).
+    let bases: Vec<String> = top.iter().map(|x| base(x)).collect();
+    let label = |x: &crate::rank::RankRow| {
+        let b = base(x);
+        if bases.iter().filter(|o| **o == b).count() > 1 {
+            format!(
+                "{} {} in {} ({}x {})",
+                x.provider, x.instance_type, x.region, x.gpu_count, x.gpu_name
+            )
+        } else {
+            b
+        }
     };
     let value: Vec<Bar> = top
         .iter()
