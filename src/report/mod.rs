@@ -102,6 +102,7 @@ pub fn write(out: &std::path::Path, html: &str, md: &str) -> anyhow::Result<()> 
 
 /// As [`write`], the files named `STEM.html` and `STEM.md` (`run` names them after its
 /// results file, so the last run's report is not overwritten).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn write_as(out: &std::path::Path, stem: &str, html: &str, md: &str) -> anyhow::Result<()> {
     use anyhow::{Context, bail};
     use std::path::Path;
