@@ -129,23 +129,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     written.with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Today's date (UTC) as (year, month, day).
+/// Today's date (UTC) as (year, month, day), by the `time` crate's calendar.
 pub fn today() -> (i64, u32, u32) {
-    let secs = crate::clock::since_epoch().as_secs();
-    civil_from_days((secs / 86_400) as i64)
-}
-
-/// The calendar date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    let secs = i64::try_from(crate::clock::since_epoch().as_secs()).unwrap_or(i64::MAX);
+    let d = time::OffsetDateTime::from_unix_timestamp(secs).map_or(time::Date::MAX, |t| t.date());
+    (
+        i64::from(d.year()),
+        u32::from(u8::from(d.month())),
+        u32::from(d.day()),
+    )
 }
 
 /// Checks an as-of date: `YYYY-MM-DD`, `YYYY-MM` or `YYYY`, a real calendar date from 1990
@@ -168,15 +160,14 @@ pub fn check_date(s: &str) -> std::result::Result<(), String> {
         .get(2)
         .map_or(Ok(1), |p| p.parse())
         .map_err(|_| bad())?;
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return Err(format!("{s:?}: month {m} does not exist")),
-    };
-    if d == 0 || d > days {
+    // The calendar (months, leap years) is the `time` crate's.
+    let month = u8::try_from(m)
+        .ok()
+        .and_then(|m| time::Month::try_from(m).ok())
+        .ok_or_else(|| format!("{s:?}: month {m} does not exist"))?;
+    let year = i32::try_from(y).map_err(|_| bad())?;
+    let day = u8::try_from(d).map_err(|_| bad())?;
+    if time::Date::from_calendar_date(year, month, day).is_err() {
         return Err(format!("{s:?}: day {d} does not exist in month {m}"));
     }
     if y < 1990 {
@@ -304,14 +295,16 @@ mod tests {
 
     #[test]
     fn dates_are_checked_for_form_calendar_and_future() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
-        for ok in ["2024-02-29", "2026-11", "2025", "1990-01-01"] {
+        let (y, m, d) = today();
+        assert!(y >= 2026 && (1..=12).contains(&m) && (1..=31).contains(&d));
+        for ok in ["2024-02-29", "2000-02-29", "2026-11", "2025", "1990-01-01"] {
             assert_eq!(check_date(ok), Ok(()), "{ok}");
         }
         for (bad, says) in [
             ("2026-13-45", "month 13"),
             ("2025-02-29", "day 29"),
+            ("1900-02-29", "day 29"),
+            ("2026-04-31", "day 31"),
             ("not a date", "not a date"),
             ("2099-12-31", "future"),
             ("26-1-1", "not a date"),
