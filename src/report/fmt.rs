@@ -49,17 +49,21 @@ pub fn percent(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-/// A whole number with thousands separators: 1,234,567.
+/// A whole number with thousands separators: 1,234,567 (num-format's grouping).
 pub fn thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
+    use num_format::{Locale, ToFormattedString};
+    // Whole numbers past u64 are not prices or rates: printed plain.
+    let r = x.abs().round();
+    let digits = if r < 1.8e19 {
+        (r as u64).to_formatted_string(&Locale::en)
+    } else {
+        format!("{r:.0}")
+    };
+    if x < 0.0 && r > 0.0 {
+        format!("-{digits}")
+    } else {
+        digits
     }
-    if x < 0.0 { format!("-{out}") } else { out }
 }
 
 /// A probe value in the bench table (terminal): whole from 1000 up, one decimal from 100
@@ -103,17 +107,8 @@ pub fn tick(v: f64) -> String {
 
 /// Escapes text for HTML and SVG: element content and double-quoted attribute values.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
+    // html-escape: &, <, >, " and ' (a value inside either quote stays inside).
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 /// Whether `c` must not reach a terminal raw: C0 controls (ESC starts CSI/OSC sequences,
@@ -187,6 +182,19 @@ pub fn csv_cell(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn escaping_and_grouping_by_their_crates() {
+        assert_eq!(
+            super::esc("<a href='x'>&\""),
+            "&lt;a href=&#x27;x&#x27;&gt;&amp;&quot;"
+        );
+        assert_eq!(super::esc("results/a.json"), "results/a.json");
+        assert_eq!(super::thousands(1234567.4), "1,234,567");
+        assert_eq!(super::thousands(-999.6), "-1,000");
+        assert_eq!(super::thousands(12.0), "12");
+        assert_eq!(super::thousands(-0.2), "0");
+    }
+
     use super::*;
 
     #[test]
@@ -300,13 +308,14 @@ mod tests {
     }
 
     #[test]
-    fn esc_escapes_markup_and_quotes_only() {
+    fn esc_escapes_markup_and_both_quotes() {
         assert_eq!(esc(""), "");
         assert_eq!(esc("plain ü → ok"), "plain ü → ok");
         assert_eq!(
             esc(r#"<a href="x">&amp;</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&amp;amp;&lt;/a&gt;"
         );
-        assert_eq!(esc("it's"), "it's");
+        // Either quote: a value stays inside its attribute whichever quote it is in.
+        assert_eq!(esc("it's"), "it&#x27;s");
     }
 }
