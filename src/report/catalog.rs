@@ -76,11 +76,13 @@ pub fn rows(
             "ERROR (not ranked)".to_string()
         } else if !mine.is_empty() {
             // Which warnings: each message's head ("stale spot price"), once each.
-            let mut heads: Vec<&str> = mine
-                .iter()
-                .map(|x| x.message.split(':').next().unwrap_or(&x.message).trim())
-                .collect();
-            heads.dedup();
+            let mut heads: Vec<&str> = Vec::new();
+            for x in &mine {
+                let head = x.message.split(':').next().unwrap_or(&x.message).trim();
+                if !heads.contains(&head) {
+                    heads.push(head);
+                }
+            }
             format!("warning: {}", heads.join("; "))
         } else if let Some(r) = &inst.retired {
             format!("retired {r} (not ranked)")

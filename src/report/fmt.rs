@@ -182,20 +182,20 @@ pub fn csv_cell(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn escaping_and_grouping_by_their_crates() {
         assert_eq!(
-            super::esc("<a href='x'>&\""),
+            esc("<a href='x'>&\""),
             "&lt;a href=&#x27;x&#x27;&gt;&amp;&quot;"
         );
-        assert_eq!(super::esc("results/a.json"), "results/a.json");
-        assert_eq!(super::thousands(1234567.4), "1,234,567");
-        assert_eq!(super::thousands(-999.6), "-1,000");
-        assert_eq!(super::thousands(12.0), "12");
-        assert_eq!(super::thousands(-0.2), "0");
+        assert_eq!(esc("results/a.json"), "results/a.json");
+        assert_eq!(thousands(1234567.4), "1,234,567");
+        assert_eq!(thousands(-999.6), "-1,000");
+        assert_eq!(thousands(12.0), "12");
+        assert_eq!(thousands(-0.2), "0");
     }
-
-    use super::*;
 
     #[test]
     fn terminal_escapes_controls_and_bidi_only() {

@@ -242,17 +242,14 @@ mod tests {
         // a table line is never re-wrapped as prose
         assert_eq!(wrap_to(&out, 30), out);
     }
-}
 
-#[cfg(test)]
-mod name_break_tests {
     #[test]
     fn a_long_name_breaks_after_its_separators_not_mid_word() {
-        let t = super::wrap_to("ecs.gn7i-c8g1.2xlarge", 16);
+        let t = wrap_to("ecs.gn7i-c8g1.2xlarge", 16);
         assert_eq!(t, "ecs.gn7i-c8g1.\n  2xlarge");
         // Text that fits is untouched; numbers keep their point.
-        assert_eq!(super::wrap_to("0.370 USD", 40), "0.370 USD");
-        let t = super::wrap_to("price 1.25 per hour, as of 2026-12-03", 20);
+        assert_eq!(wrap_to("0.370 USD", 40), "0.370 USD");
+        let t = wrap_to("price 1.25 per hour, as of 2026-12-03", 20);
         assert!(t.lines().all(|l| l.trim_end().len() <= 20), "{t}");
         assert!(t.contains("1.25"), "{t}");
     }
