@@ -84,7 +84,7 @@ pub fn azure_page(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// An answer of a price API (Lambda's instance types, Vast's offers, RunPod's gpuTypes, Alibaba's
+/// An answer of a price API (Lambda's instance types, Vast's offers, RunPod's gpuTypes, OCI's estimator files, Alibaba's
 /// DescribePrice, Tencent's InquiryPriceRunInstances): every reader of the keyed and POST
 /// sources is given the same bytes.
 #[cfg(not(target_arch = "wasm32"))]
@@ -127,6 +127,14 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
             }
             Err(e) => errors.push(format!("{name}: gpuhunt csv: {e:#}")),
         }
+    }
+    // OCI's estimator: the same bytes as its shapes and as its price list.
+    match crate::feeds::oci::rows(data, data, "2026-01-01T00:00:00Z") {
+        Ok((c, _)) => {
+            all.extend(c);
+            any_ok = true;
+        }
+        Err(e) => errors.push(format!("{name}: oci: {e:#}")),
     }
     match crate::feeds::alibaba::instance_price(data) {
         Ok(_) => any_ok = true,

@@ -148,6 +148,7 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
         manifests.push(s);
     }
     drop_copies_of_whole_markets(&mut base, &manifests);
+    own_price_in_every_region(&mut base, &manifests);
     for inst in &mut base.instances {
         if let Some(h) = hand.get(&inst.key()) {
             fill_missing(inst, h);
@@ -244,6 +245,70 @@ fn drop_copies_of_whole_markets(base: &mut Catalog, snaps: &[InUse]) {
                 .any(|(p, own)| *p == i.provider && !o.file.starts_with(own.as_str()))
         })
         .collect();
+    retain_rows(base, &keep);
+}
+
+/// A provider's own feed that prices an instance type the same everywhere (region `any`:
+/// OCI's estimator) gives that price to the rows other feeds list in named regions (the
+/// regions where the type is offered), a disagreement over 5% reported; its own row then
+/// stands for them and goes. Where no other feed names a region, its row stays.
+fn own_price_in_every_region(base: &mut Catalog, snaps: &[InUse]) {
+    let mut keep = vec![true; base.instances.len()];
+    for s in snaps {
+        let Some(src) = super::find(&s.name) else {
+            continue;
+        };
+        let own_prefix = format!("{SNAPSHOT_PREFIX}{} ", s.name);
+        let anywhere: Vec<usize> = (0..base.instances.len())
+            .filter(|&i| {
+                let r = &base.instances[i];
+                r.region == "any"
+                    && src.own_providers().contains(&r.provider.as_str())
+                    && base.origins[i].file.starts_with(&own_prefix)
+            })
+            .collect();
+        for i in anywhere {
+            let own = base.instances[i].clone();
+            let mut used = false;
+            for j in 0..base.instances.len() {
+                let r = &base.instances[j];
+                if j == i
+                    || r.region == "any"
+                    || r.provider != own.provider
+                    || r.instance_type != own.instance_type
+                    || base.origins[j].file.starts_with(&own_prefix)
+                {
+                    continue;
+                }
+                if let Some(d) = disagree(&r.prices, &own.prices) {
+                    base.load_findings.push(Finding {
+                        severity: Severity::Warning,
+                        file: format!("{SNAPSHOT_PREFIX}{}", s.name),
+                        path: "instances".into(),
+                        row: r.key(),
+                        message: format!(
+                            "{} (the provider's own feed, one price for every region) and this row's feed disagree on its price by {:.0}%; {} kept",
+                            s.name,
+                            d * 100.0,
+                            s.name
+                        ),
+                        instance: Some(j),
+                    });
+                }
+                let row = &mut base.instances[j];
+                for (m, p) in &own.prices {
+                    let mut p = p.clone();
+                    p.source.get_or_insert_with(|| own.source.clone());
+                    p.as_of.get_or_insert_with(|| own.as_of.clone());
+                    row.prices.insert(*m, p);
+                }
+                used = true;
+            }
+            if used {
+                keep[i] = false;
+            }
+        }
+    }
     retain_rows(base, &keep);
 }
 

@@ -14,6 +14,7 @@ pub mod gpuhunt;
 pub mod http;
 pub mod lambda;
 pub mod merge;
+pub mod oci;
 pub mod runpod;
 pub mod sign;
 pub mod skypilot;
@@ -117,6 +118,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &azure::Azure,
         &vast::Vast,
         &runpod::RunPod,
+        &oci::Oci,
         &gpuhunt::Gpuhunt,
         &lambda::Lambda,
         &alibaba::Alibaba,
