@@ -128,6 +128,14 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
             Err(e) => errors.push(format!("{name}: gpuhunt csv: {e:#}")),
         }
     }
+    // A page of GCP's Billing Catalog.
+    match crate::feeds::gcp::page(data) {
+        Ok((skus, _)) => {
+            all.extend(crate::feeds::gcp::rows(&skus, "2026-01-01T00:00:00Z").0);
+            any_ok = true;
+        }
+        Err(e) => errors.push(format!("{name}: gcp: {e:#}")),
+    }
     // OCI's estimator: the same bytes as its shapes and as its price list.
     match crate::feeds::oci::rows(data, data, "2026-01-01T00:00:00Z") {
         Ok((c, _)) => {

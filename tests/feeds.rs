@@ -894,6 +894,7 @@ fn catalog_json_with(home: &Path, extra: &[&str]) -> serde_json::Value {
 /// Fake keys, each a value no fixture contains.
 const KEYS: &[(&str, &str)] = &[
     ("LAMBDA_API_KEY", "secret_lambda_7f3a9c1e55"),
+    ("GCP_API_KEY", "AIzaSecretGcp3e9f0c"),
     ("ALIBABA_CLOUD_ACCESS_KEY_ID", "LTAI5tSecretId9b2c"),
     ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "aliSecretKey4d8e1f"),
     ("TENCENTCLOUD_SECRET_ID", "AKIDsecretTencent0c4a"),
@@ -943,6 +944,8 @@ fn keyed_sources_skip_without_keys_and_never_write_a_key() {
         "alibaba",
         "--source",
         "tencent",
+        "--source",
+        "gcp",
         "--mirror",
         &s.base,
         "--timeout",
@@ -957,6 +960,7 @@ fn keyed_sources_skip_without_keys_and_never_write_a_key() {
         t.contains("tencent: skipped: set TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"),
         "{t}"
     );
+    assert!(t.contains("gcp: skipped: set GCP_API_KEY"), "{t}");
     assert!(!home.path().join("sources/lambda").exists());
     // With them (fake keys; the mirror answers from files): every source priced.
     let mut all = String::new();
@@ -988,6 +992,26 @@ fn keyed_sources_skip_without_keys_and_never_write_a_key() {
         "{a10}"
     );
     assert_eq!(a10["as_of"], cat_day(&a10["source"]));
+    // GCP: a machine's price is its vCPUs, memory and GPUs at their SKUs, summed, per
+    // region of the SKUs; a kind with a part missing (spot A2: only a core SKU) is not
+    // priced.
+    let p = |v: &serde_json::Value, m: &str| v["prices"][m]["amount"].as_f64().unwrap();
+    let a2 = instance(&cat, ("gcp", "a2-highgpu-1g", "us-west1"));
+    assert!((p(a2, "on_demand") - 3.673385).abs() < 1e-9, "{a2}");
+    assert!(a2["prices"].get("spot").is_none(), "{a2}");
+    assert_eq!(a2["gpu"], "a100-40gb-sxm");
+    let a3 = instance(&cat, ("gcp", "a3-highgpu-8g", "us-east4"));
+    assert!((p(a3, "on_demand") - (8.0 * 9.796550569 + 8.0 * 1.18251)).abs() < 1e-5);
+    let g2 = instance(&cat, ("gcp", "g2-standard-48", "us-central1"));
+    assert!((p(g2, "on_demand") - 4.001665148).abs() < 1e-9, "{g2}");
+    assert!(
+        cat["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["provider"] != "gcp" || i["region"] != "global"),
+        "a licence SKU's region made a row"
+    );
     // Zone 1 answers "sold out", zone 2 has no answer, zone 3 sells it.
     let gn7 = instance(&cat, ("tencent", "GN7.2XLARGE32", "ap-beijing"));
     assert!(

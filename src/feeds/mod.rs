@@ -10,6 +10,7 @@ pub mod azure;
 pub mod china;
 pub mod embedded;
 pub mod gates;
+pub mod gcp;
 pub mod gpuhunt;
 pub mod http;
 pub mod lambda;
@@ -121,6 +122,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &oci::Oci,
         &gpuhunt::Gpuhunt,
         &lambda::Lambda,
+        &gcp::Gcp,
         &alibaba::Alibaba,
         &tencent::Tencent,
     ]
