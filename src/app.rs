@@ -485,6 +485,7 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
             restart_hours: s.restart_time,
         },
         nodes: s.nodes,
+        egress_gb: s.egress_gb,
     })
 }
 

@@ -456,6 +456,20 @@ pub struct RankSettings {
     /// instances'. Instance types without a published network rank on one node only.
     #[arg(long, value_name = "N|auto", default_value = "1", value_parser = nodes_of)]
     pub nodes: crate::rank::Nodes,
+    /// GB the job takes out of the cloud (results, checkpoints, responses), costed at each
+    /// provider's published price for data out to the internet (src/data/egress.json); a
+    /// provider that publishes none is marked. Default: the job's own (a fine-tune's
+    /// weights, a serving job's responses; none for the built-in scenarios).
+    #[arg(long, value_name = "GB", allow_negative_numbers = true, value_parser = egress_gb)]
+    pub egress_gb: Option<f64>,
+}
+
+/// `--egress-gb`: 0 to 1e9 GB.
+fn egress_gb(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=1e9).contains(&x) => Ok(x),
+        _ => Err(format!("expected GB from 0 to 1e9, found `{s}`")),
+    }
 }
 
 /// `--nodes`: a count from 1 to 1024, or `auto`.

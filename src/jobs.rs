@@ -539,6 +539,7 @@ impl Finetune {
                 .into(),
                 parallelism: Parallelism::Data,
             }),
+            egress: Some(finetune_egress(self.method, m.params)),
         })
     }
 }
@@ -630,9 +631,36 @@ impl Serve {
                 max_batch: self.concurrency,
                 memory_use: 0.9,
             }),
+            egress: Some(crate::scenario::EgressNeed {
+                gb: gb(requests * self.output_tokens * BYTES_PER_TOKEN),
+                what: format!(
+                    "the responses' text, about {BYTES_PER_TOKEN} bytes an output token (a token is about 4 characters of English, OpenAI's rule of thumb), without the protocol's framing"
+                ),
+            }),
         })
     }
 }
+
+/// What a fine-tune takes out of the cloud: the weights it made, in BF16.
+fn finetune_egress(method: Method, params: f64) -> crate::scenario::EgressNeed {
+    let (bytes, what) = match method {
+        Method::Full => (
+            2.0 * params,
+            "the fine-tuned weights in BF16, 2 bytes a parameter",
+        ),
+        Method::Lora | Method::Qlora => (
+            0.005 * params * 2.0,
+            "the adapters in BF16 (0.5% of the parameters, 2 bytes each)",
+        ),
+    };
+    crate::scenario::EgressNeed {
+        gb: gb(bytes),
+        what: what.into(),
+    }
+}
+
+/// Bytes of text a served token becomes in a response.
+const BYTES_PER_TOKEN: f64 = 4.0;
 
 #[cfg(test)]
 mod tests {

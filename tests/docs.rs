@@ -105,6 +105,7 @@ fn placeholder(token: &str) -> Option<Result<String, String>> {
         "S" => Ok("training".into()),
         "DATE" => Ok("2026-12-03".into()),
         "N" => Ok("2".into()),
+        "GB" => Ok("50".into()),
         "KIND@PROBE" => Ok("oom@matmul".into()),
         other => Err(format!(
             "placeholder {other:?}: teach tests/docs.rs what it stands for"

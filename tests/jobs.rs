@@ -108,6 +108,9 @@ fn lora_costs_less_than_full_fine_tuning_which_needs_the_state_sharded() {
             "1e9",
             "--method",
             m,
+            // The model's time and price alone: the weights taken out are costed apart.
+            "--egress-gb",
+            "0",
         ]
     };
     let lora = json(&args("lora"));
@@ -305,7 +308,9 @@ fn a_stated_throughput_is_served_by_the_whole_instances_that_keep_up() {
         assert!((load * n - one(t)).abs() < 1e-6 * n, "{t}: {load} x {n}");
         assert_eq!(r["hours_per_job"], 1.0);
         let price = r["price_per_hour"].as_f64().unwrap();
-        let cost = r["cost_per_job"].as_f64().unwrap();
+        // The responses taken out are costed beside the instances' hours.
+        let out = r["egress"]["cost"].as_f64().unwrap_or(0.0);
+        let cost = r["cost_per_job"].as_f64().unwrap() - out;
         assert!(
             (cost - price * n).abs() < 1e-9 * cost,
             "{t}: {cost} vs {price} x {n}"
@@ -697,14 +702,15 @@ fn fp8_on_a_gpu_without_fp8_engines_is_refused_or_named_for_what_runs() {
         t.contains("FP16 matrix engines") && t.contains("for the FP8 matrix engines work"),
         "{t}"
     );
-    // Each row: three table lines at most and a block of a few lines under the table.
+    // Each row: three table lines at most and a block of a few lines under the table (its
+    // figures, factors, copies and batch, the data out).
     let block_lines = t
         .lines()
         .skip_while(|l| !l.starts_with('╰'))
         .skip(1)
         .take_while(|l| !l.starts_with("Assumption"))
         .count();
-    assert!((3..=3 * 8).contains(&block_lines), "{block_lines}:\n{t}");
+    assert!((3..=3 * 9).contains(&block_lines), "{block_lines}:\n{t}");
     assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     // Training in FP8 needs FP8 engines.
     let ft = json(&[
@@ -724,4 +730,95 @@ fn fp8_on_a_gpu_without_fp8_engines_is_refused_or_named_for_what_runs() {
             .contains("no FP8 matrix engines"),
         "{ft}"
     );
+}
+
+/// The rows of a ranking by provider, instance type and region, with their cost per job.
+fn costs_by_row(v: &Value) -> std::collections::BTreeMap<String, (f64, Value)> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                format!("{} {} {}", r["provider"], r["instance_type"], r["region"]),
+                (r["cost_per_job"].as_f64().unwrap(), r["egress"].clone()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn data_out_of_the_cloud_is_costed_at_each_provider_s_published_price_or_listed_unpriced() {
+    let base = [
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--model",
+        "8b",
+        "--method",
+        "full",
+    ];
+    let with = |gb: &str| {
+        let mut a = base.to_vec();
+        a.extend(["--egress-gb", gb]);
+        costs_by_row(&json(&a))
+    };
+    let (none, tb) = (with("0"), with("1000"));
+    assert_eq!(none.len(), tb.len());
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, (c1, e)) in &tb {
+        let (c0, e0) = &none[k];
+        assert!(e0.is_null(), "{k}: no data out, no egress field: {e0}");
+        let provider = k.split(' ').next().unwrap().trim_matches('"');
+        let added = c1 - c0;
+        match provider {
+            // AWS's first 10 TB: 0.09 USD a GB; GCP's 0.12 USD a GiB; RunPod charges none.
+            "aws" => assert!((added - 90.0).abs() < 1e-6, "{k}: {added}"),
+            "gcp" => assert!((added - 120.0 * 1e9 / 1073741824.0).abs() < 1e-6, "{k}"),
+            "runpod" => assert_eq!(added, 0.0, "{k}"),
+            // No published price: not counted, and the row says so (cost null).
+            "vast" | "hyperbolic" | "lium" => {
+                assert_eq!(added, 0.0, "{k}");
+                assert!(e["cost"].is_null() && e["gb"] == 1000.0, "{k}: {e}");
+            }
+            _ => {}
+        }
+        assert!(
+            (added - e["cost"].as_f64().unwrap_or(0.0)).abs() < 1e-6,
+            "{k}: {added} vs {e}"
+        );
+        seen.insert(provider.to_string());
+    }
+    for p in ["aws", "gcp", "runpod", "vast"] {
+        assert!(seen.contains(p), "no {p} row among {seen:?}");
+    }
+    // Without --egress-gb a full fine-tune takes its weights out: 2 bytes a parameter.
+    let v = json(&base);
+    let gb = v["scenario"]["egress"]["gb"].as_f64().unwrap();
+    assert!((15.0..17.0).contains(&gb), "{gb}");
+    // The table lists the unpriced providers of the rows it shows, by place.
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-finetune",
+        "--model",
+        "8b",
+        "--method",
+        "full",
+        "--top",
+        "40",
+    ]);
+    let t = String::from_utf8_lossy(&o.stdout).replace("\n  ", " ");
+    assert!(
+        t.contains("Egress: a job takes 16.1 GB out of the cloud"),
+        "{t}"
+    );
+    assert!(
+        t.contains("not assumed free): ") && t.contains("vast (#"),
+        "{t}"
+    );
+    // A negative amount is refused, naming the option.
+    let o = gpuvalue(&["rank", "--egress-gb", "-5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--egress-gb"));
 }

@@ -24,6 +24,7 @@
 
 mod check;
 pub mod csv_import;
+pub mod egress;
 mod filters;
 pub mod links;
 pub mod load;

@@ -118,6 +118,7 @@ impl Costing<'_> {
         }
         row.timing = Some(timing);
         row.spot = risk;
+        self.add_egress(&mut row)?;
         Ok(Some(Ok((row, factors))))
     }
 
@@ -358,6 +359,42 @@ impl Costing<'_> {
             timing: None,
             link: None,
             spot: None,
+            egress: None,
         }
+    }
+
+    /// Adds the job's data out of the cloud to `row`'s cost at its provider's published
+    /// price; a provider with none is marked, its data not counted.
+    pub(super) fn add_egress(&self, row: &mut RankRow) -> Result<()> {
+        let Some(need) = self.scenario.egress.as_ref().filter(|e| e.gb > 0.0) else {
+            return Ok(());
+        };
+        let Some(e) = crate::catalog::egress::of(&row.provider) else {
+            row.egress = Some(EgressCost {
+                gb: need.gb,
+                per_gb: None,
+                cost: None,
+                source: None,
+                secondary: false,
+            });
+            return Ok(());
+        };
+        let per_gb = self
+            .catalog
+            .convert(e.per_gb(), &e.currency, &self.opts.currency)?;
+        let cost = per_gb * need.gb;
+        row.cost_per_job += cost;
+        row.jobs_per_currency_unit = 1.0 / row.cost_per_job;
+        if let Some(b) = self.opts.budget {
+            row.budget_jobs = Some(b / row.cost_per_job);
+        }
+        row.egress = Some(EgressCost {
+            gb: need.gb,
+            per_gb: Some(per_gb),
+            cost: Some(cost),
+            source: Some(format!("{} ({}, as of {})", e.source, e.tier, e.as_of)),
+            secondary: e.secondary,
+        });
+        Ok(())
     }
 }

@@ -40,6 +40,8 @@ pub struct RankOptions {
     pub checkpointing: Checkpointing,
     /// How many identical instances a job runs on (`--nodes`).
     pub nodes: Nodes,
+    /// GB a job takes out of the cloud (`--egress-gb`), instead of what its scenario says.
+    pub egress_gb: Option<f64>,
 }
 
 /// A spot price older than this many months is left out of a spot ranking unless
@@ -86,6 +88,7 @@ impl Default for RankOptions {
             use_implausible: false,
             checkpointing: Checkpointing::default(),
             nodes: Nodes::default(),
+            egress_gb: None,
         }
     }
 }
@@ -215,6 +218,24 @@ pub struct RankRow {
     /// `cost_per_job` are then the expected ones, with the work lost and redone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot: Option<SpotRisk>,
+    /// The data the job takes out of the cloud and what its provider charges for it (in
+    /// `cost_per_job`); `cost` None: the provider publishes no price (not counted, marked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressCost>,
+}
+
+/// A row's data out of the cloud.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EgressCost {
+    pub gb: f64,
+    /// The provider's price per GB in the ranking's currency, where published.
+    pub per_gb: Option<f64>,
+    /// In the ranking's currency, included in `cost_per_job`.
+    pub cost: Option<f64>,
+    pub source: Option<String>,
+    /// The price is a copy elsewhere: the provider's own page was not read.
+    #[serde(default)]
+    pub secondary: bool,
 }
 
 /// How many instances serve a steady rate, and the share of their time it takes.
@@ -302,6 +323,20 @@ pub fn rank(
 ) -> Result<RankReport> {
     let (catalog, findings) = (checked.catalog, &checked.findings[..]);
     check_currency(catalog, &opts.currency)?;
+    // `--egress-gb` states the job's data out instead of its scenario.
+    let stated;
+    let scenario = match opts.egress_gb {
+        Some(gb) => {
+            let mut s = scenario.clone();
+            s.egress = Some(crate::scenario::EgressNeed {
+                gb,
+                what: "stated with --egress-gb".into(),
+            });
+            stated = s;
+            &stated
+        }
+        None => scenario,
+    };
     let figures = scenario.figures();
     let mut notes = Vec::new();
     let (measured, mut machines) =

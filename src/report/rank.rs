@@ -341,6 +341,26 @@ fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
         .flat_map(timing_notes)
         .chain(x.link.as_ref().and_then(link_note))
         .chain(x.spot.as_ref().map(spot_note))
+        .chain(x.egress.as_ref().map(|g| match (g.per_gb, g.cost) {
+            (Some(p), Some(c)) => format!(
+                "egress: {} GB out at {} {} a GB = {} {}{}",
+                sig(g.gb),
+                sig(p),
+                x.currency,
+                sig(c),
+                x.currency,
+                if g.secondary {
+                    " (price from a secondary copy, the provider's page not read)"
+                } else {
+                    ""
+                }
+            ),
+            _ => format!(
+                "egress: {} GB out, not counted: {} publishes no price gpuvalue knows",
+                sig(g.gb),
+                x.provider
+            ),
+        }))
         .chain(x.steady.as_ref().map(|s| {
             format!(
                 "{} instance{} keep{} up with the rate, {:.0}% busy",
@@ -552,6 +572,39 @@ fn mark_lines(r: &RankReport, shown: usize) -> Vec<String> {
 /// The lines under every form of the ranking (terminal, Markdown, HTML): what was
 /// ranked, the model and its uncertainty, the prices and their age, the budget, notes on
 /// shown rows, and what is not shown.
+/// The job's data out of the cloud and the shown rows whose provider publishes no price for
+/// it, by provider: "lium (#1, #5)".
+fn egress_line(r: &RankReport, shown: usize) -> Option<String> {
+    let e = r.scenario.egress.as_ref().filter(|e| e.gb > 0.0)?;
+    let mut unpriced: Vec<(&str, Vec<String>)> = Vec::new();
+    for (i, x) in r.rows.iter().take(shown).enumerate() {
+        if x.egress.as_ref().is_some_and(|g| g.cost.is_none()) {
+            let place = format!("#{}", i + 1);
+            match unpriced.iter_mut().find(|(p, _)| *p == x.provider) {
+                Some((_, at)) => at.push(place),
+                None => unpriced.push((&x.provider, vec![place])),
+            }
+        }
+    }
+    let unpriced = if unpriced.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = unpriced
+            .iter()
+            .map(|(p, at)| format!("{p} ({})", at.join(", ")))
+            .collect();
+        format!(
+            " Providers with no published price gpuvalue knows (their data not counted, not assumed free): {}.",
+            list.join(", ")
+        )
+    };
+    Some(format!(
+        "Egress: a job takes {} GB out of the cloud ({}); a row's cost includes it at its provider's published price for data out to the internet (first paid tier, src/data/egress.json); monthly free allowances are per account and shared, not subtracted; storage beside the instance is not counted; --egress-gb states another amount.{unpriced}",
+        sig(e.gb),
+        e.what,
+    ))
+}
+
 pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String> {
     let mut v = Vec::new();
     let estimated = r.rows.iter().any(|x| x.basis != Source::Measured);
@@ -597,6 +650,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             "Nodes: a row runs the job on as many identical instances as its GPUs column says (up to {most}), data-parallel over all their GPUs with the state sharded over them; the collectives run within a node over its link and between nodes over the network its provider publishes (src/data/networks.json; types without one rank on one node only), overlapped with the compute; its price per hour is all of them."
         ));
     }
+    v.extend(egress_line(r, shown));
     if let Some(k) = r.rows.iter().find_map(|x| x.spot.as_ref()) {
         v.push(format!(
             "Spot: time and cost include the expected work lost to interruptions and redone: \
@@ -843,6 +897,8 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "steady_instances",
         "steady_load",
         "nodes",
+        "egress_gb",
+        "egress_cost",
     ])?;
     for x in &r.rows {
         let figs: Vec<String> = x
@@ -901,6 +957,13 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
                 .as_ref()
                 .map_or(String::new(), |s| s.load.to_string()),
             x.nodes.to_string(),
+            x.egress
+                .as_ref()
+                .map_or(String::new(), |g| g.gb.to_string()),
+            x.egress
+                .as_ref()
+                .and_then(|g| g.cost)
+                .map_or(String::new(), |c| c.to_string()),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -137,6 +137,9 @@ pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
         )?;
     }
     check_collectives(s, at)?;
+    if let Some(e) = &s.egress {
+        in_range(e.gb, 0.0, 1e9, &format!("{at}.egress.gb"), "GB per job")?;
+    }
     if let Some(h) = s.job.as_ref().and_then(|j| j.steady_hours) {
         in_range(
             h,

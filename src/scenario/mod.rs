@@ -354,6 +354,20 @@ pub struct Scenario {
     /// Data-parallel communication on an instance of several GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collectives: Option<Collectives>,
+    /// The data a job takes out of the cloud (its results, a checkpoint, responses): costed
+    /// at each provider's published transfer price (`src/data/egress.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressNeed>,
+}
+
+/// Data out of the cloud per job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EgressNeed {
+    /// GB (10^9 bytes) per job.
+    pub gb: f64,
+    /// What the data is.
+    pub what: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -456,6 +470,7 @@ mod tests {
             sharded_memory: vec![],
             decode: None,
             collectives: None,
+            egress: None,
             terms: vec![
                 Term {
                     figure: Rate::MatmulF32,
