@@ -42,7 +42,10 @@ fn check_ops(xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<(), String> {
                 x.0, y.0, o.two_prod
             ));
         }
-        // df_add: relative error <= 3u^2; df_mul <= 4u^2 (plus f64 rounding of the check).
+        // df_add (AccurateDWPlusDW): relative error <= 3u^2. df_mul is DWTimesDW1 (exact
+        // TwoProduct of the high parts, both cross terms rounded, no FMA): proven <= 7u^2
+        // (Joldes, Muller, Popescu 2017, Theorem for Algorithm 10); errors above 4u^2 do occur
+        // (CI found 4.06u^2, kept below as an edge case). Plus f64 rounding of the check.
         let (xv, yv) = (from_df(x.0, x.1), from_df(y.0, y.1));
         let rel = |got: f64, want: f64| {
             if want == 0.0 {
@@ -56,7 +59,7 @@ fn check_ops(xs: &[(f32, f32)], ys: &[(f32, f32)]) -> Result<(), String> {
             return Err(format!("df_add {x:?} + {y:?}: relative error {ea:e}"));
         }
         let em = rel(from_df(o.mul.0, o.mul.1), xv * yv);
-        if em > 4.0 * U2 + 1e-16 {
+        if em > 7.0 * U2 + 1e-16 {
             return Err(format!("df_mul {x:?} * {y:?}: relative error {em:e}"));
         }
     }
@@ -102,6 +105,9 @@ fn building_blocks_on_edge_cases() {
         (p(0.5), p(0.5)),
         // Large but inside the split's range (|a| < 2^115, see df64.wgsl).
         ((2f32.powi(100), 0.0), (0.5, 0.0)),
+        // Found by the property test in CI (stop 42): df_mul's error is 4.06u^2 here, above
+        // the 4u^2 once assumed and inside DWTimesDW1's proven 7u^2.
+        ((-34009.96, -0.0019050487), (-0.27806434, -1.177_797_95e-8)),
     ];
     let (xs, ys): (Vec<_>, Vec<_>) = cases.into_iter().unzip();
     check_ops(&xs, &ys).unwrap();
