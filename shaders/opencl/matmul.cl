@@ -11,18 +11,36 @@
 #define TNAME double
 #define ACCNAME double
 #define MADD(a, b, c) fma((a), (b), (c))
+#define MADDV MADD
 #elif defined(USE_F16)
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define TNAME half
 #define ACCNAME float
 #define MADD(a, b, c) ((c) + (float)((a) * (b)))
+#define MADDV(a, b, c) ((c) + TO_ACC((a) * (b)))
 #else
 #define TNAME float
 #define ACCNAME float
 #define MADD(a, b, c) fma((a), (b), (c))
+#define MADDV MADD
 #endif
 typedef TNAME T;
 typedef ACCNAME ACC;
+// VW: the barrier-free kernels' columns per work-item (below); 1 for the tiled kernel.
+#ifndef VW
+#define VW 1
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+// A vector of half products widened to the float sums (MADDV, the barrier-free kernels'
+// vectors, under USE_F16): an explicit conversion, as OpenCL C allows no cast between vector
+// types (found by Clang compiling the f16 variants for gfx942, issue 36; PoCL here has no
+// cl_khr_fp16, so no run had built them). MADD is the tiled kernel's scalar form.
+#if VW == 1
+#define TO_ACC(x) ((ACC)(x))
+#else
+#define TO_ACC(x) CAT(convert_, CAT(ACCNAME, VW))(x)
+#endif
 #ifndef TS
 #define TS 32
 #endif
@@ -74,11 +92,6 @@ matmul(const uint M, const uint N, const uint K, __global const T *A, __global c
 // (PoCL) keeps the accumulators in vector registers (a barrier would make it save every
 // work-item's private state between the regions it splits the kernel into). The host pads
 // M to WPT and N to TS * VW.
-#ifndef VW
-#define VW 1
-#endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #if VW == 1
 typedef T VT;
 typedef ACC VACC;
@@ -124,7 +137,7 @@ __kernel void matmul_direct(const uint M, const uint N, const uint K, __global c
     ROWS(DECL_ACC)
     for (uint k = 0; k < K; k++) {
         const VT b = VLOADT((size_t)k * nv + colv, B);
-#define STEP_DIRECT(r) acc##r = MADD((VT)(arow[(size_t)(r) * K + k]), b, acc##r);
+#define STEP_DIRECT(r) acc##r = MADDV((VT)(arow[(size_t)(r) * K + k]), b, acc##r);
         ROWS(STEP_DIRECT)
     }
 #define STORE_ROW(r) VSTOREACC(acc##r, (size_t)(row0 + (r)) * nv + colv, C);
@@ -166,7 +179,7 @@ __kernel void matmul_panel(const uint M, const uint N, const uint K, __global co
     ROWS(DECL_ACC)
     for (uint k = 0; k < K; k++, ap += WPT, bp += VW) {
         const VT b = VLOADT(0, bp);
-#define STEP_PANEL(r) acc##r = MADD((VT)(ap[r]), b, acc##r);
+#define STEP_PANEL(r) acc##r = MADDV((VT)(ap[r]), b, acc##r);
         ROWS(STEP_PANEL)
     }
     const uint nv = N / VW;

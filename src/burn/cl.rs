@@ -5,7 +5,7 @@
 use super::device::{BLOCK_WORDS, BurnDevice, Order, VramCounts};
 use crate::gpu::opencl::{Arg, ClBuffer, ClGpu};
 use crate::model::AdapterSummary;
-use crate::probes::matmul::on_opencl::{ClConfig, ClProduct, MATMUL_CL, candidates, padded};
+use crate::probes::matmul::on_opencl::{ClConfig, ClProduct, candidates, padded};
 use crate::reference::Dims;
 use anyhow::{Result, bail};
 use opencl3::kernel::Kernel;
@@ -13,6 +13,16 @@ use opencl3::program::Program;
 use std::time::Instant;
 
 const BURN_CL: &str = include_str!("../../shaders/opencl/burn.cl");
+
+/// The burn's own program (its load is the bench's matmul, listed there).
+pub fn opencl_kernels() -> Vec<crate::gpu::opencl::ClSource> {
+    vec![crate::gpu::opencl::ClSource::new(
+        "burn",
+        "burn.cl",
+        BURN_CL,
+        vec![],
+    )]
+}
 
 /// Work-items per VRAM work-group (burn.cl's WG).
 const VRAM_WG: usize = 256;
@@ -42,7 +52,7 @@ impl<'g> ClBurn<'g> {
     pub fn new(cl: &'g ClGpu) -> Result<ClBurn<'g>> {
         Ok(ClBurn {
             cl,
-            burn: cl.build("burn", BURN_CL, &[])?,
+            burn: cl.build_source(&opencl_kernels()[0])?,
             load: None,
             vram: Vec::new(),
             vram_out: None,
@@ -55,7 +65,7 @@ impl<'g> ClBurn<'g> {
         let cl = self.cl;
         let d = Dims { m: n, n, k: n };
         let p = padded(cfg, d);
-        let prog = cl.build("matmul f32", MATMUL_CL, &cfg.defines())?;
+        let prog = cl.build_source(&crate::probes::matmul::on_opencl::source(cfg, "f32"))?;
         let da = cl.upload("A", &super::device::pad(a, n, n, p.m, p.k))?;
         let db = cl.upload("B", &super::device::pad(b, n, n, p.k, p.n))?;
         let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;

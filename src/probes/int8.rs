@@ -320,7 +320,7 @@ mod tests {
 #[cfg(not(target_arch = "wasm32"))]
 pub use on_opencl::product_opencl;
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: the WGSL kernel's layout and inputs, the device's packed dot
 /// product where it offers `cl_khr_integer_dot_product`, else widening multiply-adds (said
@@ -332,6 +332,19 @@ mod on_opencl {
     use crate::probes::ClCtx;
 
     const INT8_CL: &str = include_str!("../../shaders/opencl/int8.cl");
+
+    /// The program with the packed dot product (`cl_khr_integer_dot_product`) or without.
+    fn source(int_dot: bool) -> crate::gpu::opencl::ClSource {
+        let mut defines = vec![("TM", TM.to_string())];
+        if int_dot {
+            defines.push(("INT_DOT", "1".into()));
+        }
+        crate::gpu::opencl::ClSource::new("matmul int8", "int8.cl", INT8_CL, defines)
+    }
+
+    pub(super) fn cl_sources() -> Vec<crate::gpu::opencl::ClSource> {
+        vec![source(false), source(true)]
+    }
 
     /// The kernel over one set of inputs, with the buffers its arguments name (kept alive:
     /// a kernel argument does not retain its buffer).
@@ -350,11 +363,7 @@ mod on_opencl {
             .opencl
             .as_ref()
             .is_some_and(|o| o.integer_dot_product);
-        let mut defines = vec![("TM", TM.to_string())];
-        if int_dot {
-            defines.push(("INT_DOT", "1".into()));
-        }
-        let prog = cl.build("matmul int8", INT8_CL, &defines)?;
+        let prog = cl.build_source(&source(int_dot))?;
         let a = cl.upload("int8 a", &pack(&inp.a, p.k))?;
         let bt = cl.upload("int8 bt", &pack(&inp.bt, p.k))?;
         let mut c = cl.buffer::<i32>("int8 c", p.m * p.n)?;

@@ -143,7 +143,7 @@ impl super::Probe for Latency {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: one work-item bumps a counter; the round trip is enqueue +
 /// `clFinish` on the wall clock, the batched cost many enqueues timed by profiling events.
@@ -154,9 +154,18 @@ mod on_opencl {
 
     const LATENCY_CL: &str = include_str!("../../shaders/opencl/latency.cl");
 
+    pub(super) fn cl_sources() -> Vec<crate::gpu::opencl::ClSource> {
+        vec![crate::gpu::opencl::ClSource::new(
+            "latency",
+            "latency.cl",
+            LATENCY_CL,
+            vec![],
+        )]
+    }
+
     fn measure_cl(ctx: &ClCtx<'_>, batched: bool) -> Result<ProbeResult> {
         let cl = ctx.cl;
-        let prog = cl.build("latency", LATENCY_CL, &[])?;
+        let prog = cl.build_source(&cl_sources()[0])?;
         let counter = cl.upload("counter", &[0u32])?;
         let k = cl.kernel(&prog, "bump", &[counter.arg()])?;
         let issued = Cell::new(0u64);

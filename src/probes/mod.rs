@@ -14,6 +14,10 @@ macro_rules! run_with_async_fn {
         ) -> super::LocalBoxFuture<'a, ()> {
             Box::pin(run_cl(ctx, emit))
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        fn opencl_kernels(&self) -> Vec<crate::gpu::opencl::ClSource> {
+            cl_sources()
+        }
     };
     () => {
         fn run<'a>(
@@ -83,6 +87,19 @@ pub trait Probe: Sync {
             async move { unsupported_on_opencl(figures, "this probe has no OpenCL kernel", emit) },
         )
     }
+    /// Every OpenCL program variant the probe can build on the OpenCL executor (compiled
+    /// offline for the real GPUs' targets by `tests/kernels.rs`).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn opencl_kernels(&self) -> Vec<crate::gpu::opencl::ClSource> {
+        Vec::new()
+    }
+}
+
+/// Every OpenCL program variant the probes can build (the burn's are
+/// `crate::burn::cl::opencl_kernels`; the burn depends on the probes, not the reverse).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn every_opencl_program() -> Vec<crate::gpu::opencl::ClSource> {
+    REGISTRY.iter().flat_map(|p| p.opencl_kernels()).collect()
 }
 
 pub use crate::gpu::signal::LocalBoxFuture;
@@ -429,8 +446,14 @@ mod tests {
             shader_stage: naga::ShaderStage::Compute,
             entry_point: k.entry.to_string(),
         };
-        let words = naga::back::spv::write_vec(&module, &info, &Default::default(), Some(&options))
+        // SPIR-V 1.6, as wgpu-hal writes it for a Vulkan 1.3 device.
+        let spv = naga::back::spv::Options {
+            lang_version: (1, 6),
+            ..Default::default()
+        };
+        let words = naga::back::spv::write_vec(&module, &info, &spv, Some(&options))
             .map_err(|e| fail("SPIR-V", &e))?;
+        spirv_val(k, &words)?;
         // Metal has no f64: those kernels are for Vulkan and DX12 only.
         if !k.source.contains("f64") {
             let options = naga::back::msl::Options {
@@ -445,6 +468,62 @@ mod tests {
                 .map_err(|e| fail("MSL", &e))?;
         }
         Ok(words.len())
+    }
+
+    /// Khronos' SPIR-V validator (spirv-tools) on the module a Vulkan driver would get, for
+    /// the Vulkan 1.3 environment: what naga writes is checked by a second implementation.
+    /// Without spirv-val on PATH it says so once and passes, except under CI=true.
+    fn spirv_val(k: &KernelSource, words: &[u32]) -> Result<(), String> {
+        use std::process::{Command, Stdio};
+        if Command::new("spirv-val").arg("--version").output().is_err() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true: no spirv-val (apt-get install spirv-tools)"
+            );
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("spirv-val: SKIPPED (not on PATH; spirv-tools)"));
+            return Ok(());
+        }
+        let dir = std::env::temp_dir().join(format!("gpuvalue-spv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let name: String = (k.label.chars())
+            .chain(
+                k.constants
+                    .iter()
+                    .flat_map(|(n, v)| format!("-{n}{v}").chars().collect::<Vec<_>>()),
+            )
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{name}.spv"));
+        std::fs::write(&path, bytemuck::cast_slice::<u32, u8>(words)).map_err(|e| e.to_string())?;
+        let out = Command::new("spirv-val")
+            .args(["--target-env", "vulkan1.3"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&path);
+        let said = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            return Ok(());
+        }
+        // Debian bookworm's spirv-tools (2023.1) predates SPV_KHR_cooperative_matrix (its
+        // capability is 6022): those modules are checked by naga's validator only.
+        if said.contains("Invalid capability operand: 6022") {
+            return Ok(());
+        }
+        Err(format!(
+            "{} {:?}: spirv-val --target-env vulkan1.3: {}",
+            k.label,
+            k.constants,
+            said.trim()
+        ))
     }
 
     #[test]

@@ -172,18 +172,32 @@ impl super::Probe for Peak {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: the chains in OpenCL C, VEC lanes per work-item (float to
 /// float16, the fastest valid width chosen by short trials), every lane checked exactly.
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
-    use crate::gpu::opencl::Arg;
+    use crate::gpu::opencl::{Arg, ClSource};
     use crate::probes::ClCtx;
 
     const PEAK_CL: &str = include_str!("../../shaders/opencl/peak.cl");
     const VECS: [u32; 4] = [1, 4, 8, 16];
+
+    fn source(vec: u32) -> ClSource {
+        ClSource::new(
+            "peak f32",
+            "peak.cl",
+            PEAK_CL,
+            vec![("VEC", vec.to_string())],
+        )
+    }
+
+    /// Every width the trials can pick.
+    pub(super) fn cl_sources() -> Vec<ClSource> {
+        VECS.into_iter().map(source).collect()
+    }
 
     fn run_width(
         ctx: &ClCtx<'_>,
@@ -194,7 +208,7 @@ mod on_opencl {
         let cl = ctx.cl;
         let count = seeds.len();
         let items = count as u32 / vec;
-        let prog = cl.build("peak f32", PEAK_CL, &[("VEC", vec.to_string())])?;
+        let prog = cl.build_source(&source(vec))?;
         let seed = cl.upload("peak seeds", seeds)?;
         let mut out = cl.buffer::<f32>("peak out", count)?;
         cl.poison(&mut out, 0x7fc0_0000)?;

@@ -772,7 +772,7 @@ mod tests {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: the same array sizing, kernels, tuning, validation and
 /// figures; kernels in OpenCL C over floatVEC elements, one per work-item.
@@ -785,6 +785,23 @@ mod on_opencl {
     const STREAM_CL: &str = include_str!("../../shaders/opencl/stream.cl");
     /// (floats per element, work-group size) tried per kernel.
     const CL_CONFIGS: [(u32, usize); 5] = [(4, 256), (16, 256), (8, 256), (16, 64), (1, 256)];
+
+    fn source(vec: u32) -> crate::gpu::opencl::ClSource {
+        crate::gpu::opencl::ClSource::new(
+            "stream",
+            "stream.cl",
+            STREAM_CL,
+            vec![("VEC", vec.to_string())],
+        )
+    }
+
+    /// Every width the tuning can pick (the work-group size is not a compile option).
+    pub(super) fn cl_sources() -> Vec<crate::gpu::opencl::ClSource> {
+        let mut vecs: Vec<u32> = CL_CONFIGS.iter().map(|c| c.0).collect();
+        vecs.sort_unstable();
+        vecs.dedup();
+        vecs.into_iter().map(source).collect()
+    }
 
     struct ClArrays {
         host: [Vec<f32>; 3],
@@ -822,7 +839,7 @@ mod on_opencl {
         {
             anyhow::bail!("{items} elements do not split into work-groups of {wg}");
         }
-        let prog = cl.build("stream", STREAM_CL, &[("VEC", vec.to_string())])?;
+        let prog = cl.build_source(&source(vec))?;
         let [a, b, c] = &arr.dev;
         let groups = items / wg;
         let mut partial = cl.buffer::<f32>("dot partials", groups.max(1))?;

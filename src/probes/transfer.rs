@@ -144,7 +144,7 @@ impl super::Probe for Transfer {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer` from
 /// pageable host memory (a Rust `Vec`) and from pinned host memory (a mapped
@@ -152,6 +152,11 @@ use on_opencl::run_cl;
 /// clock, checked bit for bit. One result per direction and host memory.
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
+    /// Copies only: no program.
+    pub(super) fn cl_sources() -> Vec<crate::gpu::opencl::ClSource> {
+        Vec::new()
+    }
+
     use super::*;
     use crate::probes::ClCtx;
 

@@ -139,6 +139,11 @@ impl ClGpu {
         self.fallback.get()
     }
 
+    /// Builds `src` as [`ClGpu::build`] does.
+    pub fn build_source(&self, src: &ClSource) -> Result<Program> {
+        self.build(&src.label, src.source, &src.defines)
+    }
+
     /// Builds an OpenCL C program with `-D NAME=VALUE` options (and `extra` flags); the error
     /// carries the compiler's log.
     pub fn build(&self, label: &str, source: &str, defines: &[(&str, String)]) -> Result<Program> {
@@ -473,5 +478,41 @@ impl Drop for Pinned<'_> {
             );
         }
         let _ = self.gpu.finish();
+    }
+}
+
+/// One OpenCL program as the executor builds it: its file under `shaders/opencl/`, the
+/// source, and the `-D NAME=VALUE` options of one variant. Listed by
+/// `Probe::opencl_kernels` (every variant a probe can pick) for offline compiles by the real
+/// GPUs' compilers (`tests/kernels.rs`), without a device.
+#[derive(Clone, Debug)]
+pub struct ClSource {
+    pub label: String,
+    pub file: &'static str,
+    pub source: &'static str,
+    pub defines: Vec<(&'static str, String)>,
+}
+
+impl ClSource {
+    pub fn new(
+        label: impl Into<String>,
+        file: &'static str,
+        source: &'static str,
+        defines: Vec<(&'static str, String)>,
+    ) -> ClSource {
+        ClSource {
+            label: label.into(),
+            file,
+            source,
+            defines,
+        }
+    }
+
+    /// The options as the compiler is given them (`-D TS=64 -D WPT=8`).
+    pub fn options(&self) -> Vec<String> {
+        self.defines
+            .iter()
+            .map(|(k, v)| format!("-D{k}={v}"))
+            .collect()
     }
 }

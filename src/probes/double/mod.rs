@@ -1292,7 +1292,7 @@ mod tests {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: the df64 self-test with the WGSL test's inputs, outputs and
 /// judge (OpenCL's `fma` must round once on a full profile: checked, not assumed), df64 on

@@ -1,6 +1,8 @@
 use super::*;
-use crate::gpu::opencl::{Arg, ClGpu};
-use crate::probes::matmul::on_opencl::{ClConfig, MATMUL_CL, candidates, padded, time_kernel};
+use crate::gpu::opencl::{Arg, ClGpu, ClSource};
+use crate::probes::matmul::on_opencl::{
+    CANDIDATES, ClConfig, candidates, padded, source, time_kernel,
+};
 use crate::probes::{ClCtx, Halts};
 
 const DF64_CL: &str = include_str!("../../../shaders/opencl/df64.cl");
@@ -8,14 +10,39 @@ const DF64_CL: &str = include_str!("../../../shaders/opencl/df64.cl");
 const CL_TM: [u32; 3] = [1, 4, 8];
 const CL_WG: usize = 64;
 
-fn self_test_cl(cl: &ClGpu) -> Result<SelfTest> {
-    let inputs = SelfTestInputs::new();
-    let defines = [
+fn self_test_source() -> ClSource {
+    let defines = vec![
         ("REAL", "float4".to_string()),
         ("SELF_TEST", "1".to_string()),
         ("USE_FMA", "0".to_string()),
     ];
-    let prog = cl.build("df64 self-test", DF64_CL, &defines)?;
+    ClSource::new("df64 self-test", "df64.cl", DF64_CL, defines)
+}
+
+fn df64_source(tm: u32, use_fma: bool) -> ClSource {
+    let defines = vec![
+        ("TM", tm.to_string()),
+        ("USE_FMA", u8::from(use_fma).to_string()),
+    ];
+    ClSource::new("matmul df64", "df64.cl", DF64_CL, defines)
+}
+
+/// The self-test, df64 at every row count with and without FMA, and the tiled matmul's
+/// candidates in f64 and f16.
+pub(super) fn cl_sources() -> Vec<ClSource> {
+    let mut v = vec![self_test_source()];
+    for tm in CL_TM {
+        v.extend([false, true].map(|fma| df64_source(tm, fma)));
+    }
+    for ty in ["f64", "f16"] {
+        v.extend(CANDIDATES.map(|c| source(c, ty)));
+    }
+    v
+}
+
+fn self_test_cl(cl: &ClGpu) -> Result<SelfTest> {
+    let inputs = SelfTestInputs::new();
+    let prog = cl.build_source(&self_test_source())?;
     let rows: Vec<f32> = inputs.rows().into_iter().flatten().collect();
     let inp = cl.upload("selftest in", &rows)?;
     let mut outp = cl.buffer::<f32>("selftest out", 14 * 4)?;
@@ -82,11 +109,7 @@ fn run_matmul_cl(
                 h.iter().zip(l).map(|(h, l)| from_df(*h, *l)).collect()
             };
             let exact = (join(&ah, &al), join(&bh, &bl));
-            let defines = [
-                ("TM", tm.to_string()),
-                ("USE_FMA", u8::from(use_fma).to_string()),
-            ];
-            let prog = cl.build("matmul df64", DF64_CL, &defines)?;
+            let prog = cl.build_source(&df64_source(tm, use_fma))?;
             let bufs = [
                 cl.upload("A hi", &ah)?,
                 cl.upload("A lo", &al)?,
@@ -107,9 +130,7 @@ fn run_matmul_cl(
             (timing, join(&hi, &lo), exact)
         }
         (Kind::F64, Layout::Typed(cfg)) => {
-            let mut defines = cfg.defines();
-            defines.push(("USE_F64", "1".into()));
-            let prog = cl.build("matmul f64", MATMUL_CL, &defines)?;
+            let prog = cl.build_source(&source(cfg, "f64"))?;
             let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
             let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
             cl.poison(&mut dc, 0x7ff8_0000)?;
@@ -133,9 +154,7 @@ fn run_matmul_cl(
                     .collect()
             };
             let exact = (back(&ah), back(&bh));
-            let mut defines = cfg.defines();
-            defines.push(("USE_F16", "1".into()));
-            let prog = cl.build("matmul f16", MATMUL_CL, &defines)?;
+            let prog = cl.build_source(&source(cfg, "f16"))?;
             let (da, db) = (cl.upload("A", &ah)?, cl.upload("B", &bh)?);
             let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
             cl.poison(&mut dc, 0x7fc0_0000)?;

@@ -1237,7 +1237,7 @@ mod tests {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::run_cl;
+use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: the same sizes, random inputs, poisoned output, autotuning
 /// (every candidate at the first size, the best three within half of the best after) and

@@ -4,6 +4,22 @@ use crate::probes::{ClCtx, Halts};
 
 pub const MATMUL_CL: &str = include_str!("../../../shaders/opencl/matmul.cl");
 
+/// `matmul.cl` for `cfg` on elements of `ty` ("f32", "f64": `USE_F64`, "f16": `USE_F16`).
+pub fn source(cfg: ClConfig, ty: &'static str) -> crate::gpu::opencl::ClSource {
+    let mut defines = cfg.defines();
+    match ty {
+        "f64" => defines.push(("USE_F64", "1".into())),
+        "f16" => defines.push(("USE_F16", "1".into())),
+        _ => {}
+    }
+    crate::gpu::opencl::ClSource::new(format!("matmul {ty}"), "matmul.cl", MATMUL_CL, defines)
+}
+
+/// Every candidate the autotuner can pick, in FP32.
+pub(super) fn cl_sources() -> Vec<crate::gpu::opencl::ClSource> {
+    CANDIDATES.into_iter().map(|c| source(c, "f32")).collect()
+}
+
 /// The OpenCL matmul kernels of `matmul.cl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -160,12 +176,35 @@ pub const CANDIDATES: [ClConfig; 15] = [
     ClConfig::vector(ClKind::Direct, 64, 8, 4),
 ];
 
+/// The candidates (and element bytes) whose kernel spills registers to scratch memory on a
+/// CDNA target (gfx90a, gfx942, gfx950, as Clang compiles them: `tests/kernels.rs` fails when
+/// this list and the compiler disagree; `reports/kernels/resources.md`): 16 rows of 16-wide
+/// f64 vectors need 512 VGPRs, CDNA has 256 (and 256 AGPRs, which take the f16 kernel's few
+/// spills without scratch). Left out of the tuning on a CDNA device.
+pub const CDNA_SPILLS: [(ClConfig, u32); 1] = [(ClConfig::vector(ClKind::Direct, 16, 16, 16), 8)];
+
+/// An AMD Instinct (CDNA) device by its ROCm name (`gfx908`, `gfx90a`, `gfx942:sramecc+`,
+/// `gfx950`); RDNA (`gfx1100`) and older GCN (`gfx906`, its own arrays) are not.
+pub fn is_cdna(device_name: &str) -> bool {
+    let id = device_name.split(':').next().unwrap_or("");
+    matches!(
+        id,
+        "gfx908" | "gfx90a" | "gfx940" | "gfx941" | "gfx942" | "gfx950"
+    )
+}
+
 /// The candidates the device can run for `elem`-byte elements, the likelier first: a
 /// quick run behind its budget keeps the first valid one.
 pub fn candidates(cl: &ClGpu, elem: u32) -> Vec<ClConfig> {
+    let cdna = cl
+        .info
+        .opencl
+        .as_ref()
+        .is_some_and(|o| is_cdna(&o.device_name));
     let mut v: Vec<ClConfig> = CANDIDATES
         .into_iter()
         .filter(|c| c.fits(cl, elem))
+        .filter(|c| !(cdna && CDNA_SPILLS.contains(&(*c, elem))))
         .collect();
     if cl.info.software {
         v.sort_by_key(|c| !c.barrier_free());
@@ -299,7 +338,7 @@ fn run_config(ctx: &ClCtx<'_>, cfg: ClConfig, d: Dims, plan: &Plan) -> Result<Cl
     let cl = ctx.cl;
     let p = padded(cfg, d);
     let (a, b) = random_inputs(d, p, &mut Rng::fresh());
-    let prog = cl.build("matmul f32", MATMUL_CL, &cfg.defines())?;
+    let prog = cl.build_source(&source(cfg, "f32"))?;
     let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
     let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
     cl.poison(&mut dc, 0x7fc0_0000)?;
@@ -412,5 +451,32 @@ pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
             break;
         }
         emit(measure_size(ctx, &mut cands, d));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdna_is_known_by_its_gfx_id_and_its_spilling_candidates_are_real_ones() {
+        for id in ["gfx90a", "gfx942:sramecc+:xnack-", "gfx950", "gfx908"] {
+            assert!(is_cdna(id), "{id}");
+        }
+        for id in [
+            "gfx1100",
+            "gfx906",
+            "gfx9420",
+            "pthread-Intel(R) Xeon(R) Processor",
+            "",
+        ] {
+            assert!(!is_cdna(id), "{id}");
+        }
+        for (c, elem) in CDNA_SPILLS {
+            assert!(
+                CANDIDATES.contains(&c) && [2, 4, 8].contains(&elem),
+                "{c:?}"
+            );
+        }
     }
 }
