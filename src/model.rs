@@ -89,6 +89,36 @@ pub struct OpenClInfo {
     pub extensions: Vec<String>,
 }
 
+impl OpenClInfo {
+    /// The gfx id in a ROCm `CL_DEVICE_NAME` (`gfx942:sramecc+:xnack-` -> `gfx942`); another
+    /// platform's device name otherwise.
+    pub fn gfx_id(&self) -> &str {
+        self.device_name.split(':').next().unwrap_or("").trim()
+    }
+
+    /// The matrix (MFMA) instructions of an AMD CDNA device, by input type (AMD's CDNA 1-4
+    /// ISA guides); empty for any other device.
+    pub fn matrix_types(&self) -> &'static [&'static str] {
+        match self.gfx_id() {
+            "gfx908" => &["FP32", "FP16", "BF16", "INT8"],
+            "gfx90a" => &["FP64", "FP32", "FP16", "BF16", "INT8"],
+            "gfx940" | "gfx941" | "gfx942" => {
+                &["FP64", "FP32", "XF32", "FP16", "BF16", "FP8/BF8", "INT8"]
+            }
+            "gfx950" => &[
+                "FP64",
+                "FP32",
+                "FP16",
+                "BF16",
+                "FP8/BF8",
+                "FP6/FP4 (scaled)",
+                "INT8",
+            ],
+            _ => &[],
+        }
+    }
+}
+
 impl AdapterSummary {
     /// A short label for tables: name, backend and a plain software warning.
     pub fn label(&self) -> String {

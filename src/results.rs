@@ -154,7 +154,7 @@ impl ProbeResult {
             .param("k", k)
     }
 
-    fn named(figure: FigureKey, name: impl Into<String>) -> Self {
+    pub fn named(figure: FigureKey, name: impl Into<String>) -> Self {
         let i = figure.info();
         let mut r = Self::bare(i.family, name, i.unit, i.higher_is_better);
         r.figure = Some(figure);

@@ -164,6 +164,16 @@ fn extensions(src: &ClSource) -> Vec<String> {
             ext.push(e);
         }
     }
+    // The MFMA builtins take half vectors for FP16 (ELEM=0): ROCm reports cl_khr_fp16.
+    let define = |d: &str| {
+        src.defines
+            .iter()
+            .find(|(k, _)| *k == d)
+            .map(|(_, v)| v.as_str())
+    };
+    if define("MFMA_BUILTIN").is_some() && define("ELEM") == Some("0") {
+        ext.push("+cl_khr_fp16");
+    }
     if ext.is_empty() {
         vec![]
     } else {
@@ -179,6 +189,17 @@ fn not_here(src: &ClSource, target: &str) -> Option<&'static str> {
         return Some(
             "cl_khr_integer_dot_product: Clang declares dot(char4, char4) for OpenCL C 3.0 only, and neither ROCm's device libraries nor libclc implement it; ROCm reports no such extension on the MI300X (the widening multiply-adds are compiled instead)",
         );
+    }
+    if has("MFMA_BUILTIN") {
+        let kl8 = src.defines.iter().any(|(k, v)| *k == "KL" && v == "8");
+        if !target.starts_with("gfx9") {
+            return Some(
+                "MFMA builtins: matrix-core instructions exist on AMD CDNA only (the probe runs them on gfx908, gfx90a, gfx942, gfx950; elsewhere it is unsupported, and the emulated variant is compiled instead)",
+            );
+        }
+        if kl8 && target != "gfx950" {
+            return Some("v_mfma_f32_16x16x32_f16 is gfx950's (CDNA 4) only");
+        }
     }
     if has("USE_F16") && target.starts_with("sm_") {
         return Some(

@@ -201,3 +201,52 @@ fn the_df64_self_test_judges_both_executors_alike() {
         assert!(cl.info.features.shader_f64, "PoCL offers cl_khr_fp64");
     }
 }
+
+#[test]
+fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_off_cdna() {
+    // The probe's tiling, packing and check on the instructions' exact lane mappings
+    // (gfx942's FP16 and BF16, gfx950's 16x16x32 FP16), each emulated in portable OpenCL C,
+    // at a size that pads every dimension; then the probe as a bench runs it here.
+    let Some(cl) = opencl() else { return };
+    let host = gpuvalue::host::HostInfo::detect();
+    let d = Dims {
+        m: 70,
+        n: 45,
+        k: 33,
+    };
+    let ctx = gpuvalue::probes::ClCtx {
+        cl: &cl,
+        run: common::tiny_run(&host, Some(vec![d, dims(128)])),
+    };
+    let mut out = Vec::new();
+    pollster::block_on(gpuvalue::probes::mfma::run_emulated(&ctx, &mut |r| {
+        out.push(r)
+    }));
+    assert_eq!(out.len(), 3 * 2, "{out:#?}");
+    for r in &out {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+        let v = r.validation.as_ref().unwrap();
+        assert!(v.passed && v.error < 1e-5, "{}: {v:?}", r.name);
+        assert!(
+            r.params["instruction"]
+                .as_str()
+                .unwrap()
+                .contains("emulated")
+        );
+        assert!(!r.autotune.is_empty(), "{}", r.name);
+    }
+    let names: std::collections::BTreeSet<_> = out.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names.len(),
+        4,
+        "FP16 twice (two layouts) share names: {names:?}"
+    );
+    let bench = run_probe_opencl(&cl, "coop", Some(vec![d]));
+    assert_eq!(bench.len(), 1);
+    assert_eq!(bench[0].status, Status::Unsupported);
+    let why = bench[0].reason.as_deref().unwrap_or("");
+    assert!(
+        why.contains("not an AMD CDNA part") || why.contains("no AMD gfx id"),
+        "{why}"
+    );
+}

@@ -2,7 +2,8 @@
 //! matrix cores) through wgpu's cooperative matrices
 //! (`Features::EXPERIMENTAL_COOPERATIVE_MATRIX`): the figure mixed-precision training runs
 //! on. Where the adapter offers no 16x16x16 f16 -> f32 shape (lavapipe has none; Vulkan
-//! needs VK_KHR_cooperative_matrix) the result is `unsupported`, with the reason.
+//! needs VK_KHR_cooperative_matrix) the result is `unsupported`, with the reason. On the
+//! OpenCL executor the same figure comes from AMD CDNA's MFMA instructions (`probes::mfma`).
 
 use super::Ctx;
 use crate::figure::FigureKey;
@@ -194,19 +195,19 @@ impl super::Probe for Coop {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::MatmulCoop]
     }
+    /// On OpenCL: AMD CDNA's matrix cores through the MFMA builtins (`probes::mfma`),
+    /// `unsupported` with the reason on any other device.
     #[cfg(not(target_arch = "wasm32"))]
     fn run_opencl<'a>(
         &'a self,
-        _ctx: &'a super::ClCtx<'a>,
+        ctx: &'a super::ClCtx<'a>,
         emit: &'a mut dyn FnMut(ProbeResult),
     ) -> super::LocalBoxFuture<'a, ()> {
-        Box::pin(async move {
-            super::unsupported_on_opencl(
-                self.figures(),
-                "OpenCL has no portable matrix-engine API (cooperative matrices are Vulkan's); on this backend the matrix-engine figures stay catalog estimates",
-                emit,
-            )
-        })
+        Box::pin(super::mfma::run_cl(ctx, emit))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    fn opencl_kernels(&self) -> Vec<crate::gpu::opencl::ClSource> {
+        super::mfma::cl_sources()
     }
     fn kernels(&self) -> Vec<KernelSource> {
         [16.0, 32.0, 64.0]

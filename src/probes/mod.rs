@@ -36,6 +36,8 @@ pub mod int8;
 pub mod latency;
 pub mod matmul;
 pub mod measure;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mfma;
 pub mod peak;
 pub mod stream;
 pub mod transfer;

@@ -63,6 +63,10 @@ pub fn devices(list: &[AdapterSummary]) -> String {
                 if cl.board_name.is_some() {
                     feats.push(cl.device_name.clone());
                 }
+                let mfma = cl.matrix_types();
+                if !mfma.is_empty() {
+                    feats.push(format!("MFMA {}", mfma.join(" ")));
+                }
             }
             for c in &f.cooperative_matrix {
                 feats.push(format!("coop {c}"));

@@ -318,6 +318,18 @@ pub mod tests {
         assert_eq!(cl.device_name, "gfx942:sramecc+:xnack-");
         assert_eq!(s.pci_bus_id.as_deref(), Some("0000:0c:00.0"));
         assert_eq!(cl.compute_units, 304);
+        assert_eq!(cl.gfx_id(), "gfx942");
+        assert!(
+            cl.matrix_types().contains(&"FP8/BF8"),
+            "{:?}",
+            cl.matrix_types()
+        );
+        // `devices` shows the matrix instructions beside the gfx id.
+        let table = crate::report::table::devices(std::slice::from_ref(&s));
+        assert!(
+            table.contains("MFMA FP64") && table.contains("FP8/BF8"),
+            "{table}"
+        );
     }
 
     #[test]
