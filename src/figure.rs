@@ -39,6 +39,10 @@ pub enum FigureKey {
     LatencyRoundTrip,
     /// Per-dispatch cost inside a batch, microseconds.
     LatencyDispatch,
+    /// Read-only bandwidth at one working-set size (results carry `bytes`), GB/s.
+    HierarchyRead,
+    /// Dependent-load latency at one working-set size (results carry `bytes`), ns.
+    HierarchyLatency,
 }
 
 /// What a figure key says about its result: family, unit, direction.
@@ -53,7 +57,7 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 17] = [
+    pub const ALL: [FigureKey; 19] = [
         FigureKey::PeakF32,
         FigureKey::MatmulF32,
         FigureKey::MatmulInt8,
@@ -71,6 +75,8 @@ impl FigureKey {
         FigureKey::TransferToHost,
         FigureKey::LatencyRoundTrip,
         FigureKey::LatencyDispatch,
+        FigureKey::HierarchyRead,
+        FigureKey::HierarchyLatency,
     ];
 
     pub const fn info(self) -> FigureInfo {
@@ -98,6 +104,8 @@ impl FigureKey {
             TransferToHost => ("transfer", "GB/s", true, "transfer device->host"),
             LatencyRoundTrip => ("latency", "us", false, "latency dispatch round trip"),
             LatencyDispatch => ("latency", "us", false, "latency per dispatch in a batch"),
+            HierarchyRead => ("hierarchy", "GB/s", true, "hierarchy read"),
+            HierarchyLatency => ("hierarchy", "ns", false, "hierarchy latency"),
         };
         FigureInfo {
             family,

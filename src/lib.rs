@@ -28,6 +28,7 @@ pub mod fleet;
 pub mod fuzzing;
 pub mod gpu;
 pub mod health;
+pub mod hierarchy;
 pub mod host;
 pub mod interrupt;
 pub mod jobs;

@@ -59,6 +59,8 @@ pub fn unit_range(unit: &str) -> Option<(f64, f64, &'static str)> {
         "GOPS" => Some((f64::MIN_POSITIVE, 1e8, "0 < GOPS <= 1e8")),
         "GB/s" => Some((f64::MIN_POSITIVE, 1e6, "0 < GB/s <= 1e6")),
         "us" => Some((1e-3, 1e9, "1e-3 <= us <= 1e9")),
+        // One dependent load: a few cycles of L1 at the least, a millisecond at the most.
+        "ns" => Some((0.05, 1e6, "0.05 <= ns <= 1e6")),
         _ => None,
     }
 }

@@ -32,6 +32,7 @@ macro_rules! run_with_async_fn {
 
 pub mod coop;
 pub mod double;
+pub mod hierarchy;
 pub mod int8;
 pub mod latency;
 pub mod matmul;
@@ -125,6 +126,7 @@ pub static REGISTRY: &[ProbeRef] = &[
     &latency::Latency,
     &int8::Int8,
     &coop::Coop,
+    &hierarchy::Hierarchy,
 ];
 
 /// The registered probe called `name` (any case).

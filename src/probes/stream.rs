@@ -84,47 +84,6 @@ impl Kernel {
     }
 }
 
-/// Known last-level cache sizes (bytes) of data-centre GPUs, by name fragment. Figures from
-/// the vendors' architecture documents; unknown GPUs fall back to a size that is large for
-/// every cache shipped so far.
-const GPU_LLC: &[(&str, u64)] = &[
-    ("mi300", 256 << 20),
-    ("mi325", 256 << 20),
-    ("mi250", 16 << 20),
-    ("h200", 50 << 20),
-    ("h100", 50 << 20),
-    ("a100", 40 << 20),
-    ("l40", 96 << 20),
-    ("4090", 72 << 20),
-    ("l4", 48 << 20),
-    ("a10", 6 << 20),
-    ("t4", 4 << 20),
-    ("v100", 6 << 20),
-];
-
-/// The host's last-level cache, from Linux sysfs.
-fn host_llc() -> Option<u64> {
-    let mut best = None;
-    for idx in 0..8 {
-        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{idx}");
-        let Ok(size) = std::fs::read_to_string(format!("{dir}/size")) else {
-            continue;
-        };
-        let s = size.trim();
-        let bytes = if let Some(k) = s.strip_suffix('K') {
-            k.parse::<u64>().ok().map(|v| v << 10)
-        } else if let Some(m) = s.strip_suffix('M') {
-            m.parse::<u64>().ok().map(|v| v << 20)
-        } else {
-            s.parse::<u64>().ok()
-        };
-        if let Some(b) = bytes {
-            best = Some(best.map_or(b, |x: u64| x.max(b)));
-        }
-    }
-    best
-}
-
 /// Largest array a quick run on a software adapter uses. A VM may report its whole
 /// socket's last-level cache (480 MiB seen on a 2-vCPU Intel VM): 4x that gave 1 GiB
 /// arrays whose set-up and checks alone took the quick run to 125 s. Three 256 MiB arrays
@@ -146,12 +105,17 @@ pub fn array_bytes_for(
 ) -> (u64, String) {
     let name = info.name.to_lowercase();
     let llc = if info.software {
-        host_llc().map(|b| (b, "host last-level cache".to_string()))
-    } else {
-        GPU_LLC
+        crate::hierarchy::host_caches()
             .iter()
-            .find(|(k, _)| name.contains(k))
-            .map(|(_, b)| (*b, "known last-level cache".to_string()))
+            .map(|c| c.bytes)
+            .max()
+            .map(|b| (b, "host last-level cache".to_string()))
+    } else {
+        crate::hierarchy::gpu_caches(&name)
+            .iter()
+            .map(|c| c.bytes)
+            .max()
+            .map(|b| (b, "known last-level cache".to_string()))
     };
     let (mut want, mut why) = match llc {
         Some((b, src)) => ((4 * b).max(32 << 20), format!("4 x {} MiB {src}", b >> 20)),

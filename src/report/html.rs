@@ -138,6 +138,13 @@ fn device_html(s: &mut String, name: &str, r: &ResultsFile, catalog: &Catalog) {
         "<figure>{}<figcaption>Measured ceilings solid, datasheet ceilings dashed; points are the matmul sizes at their arithmetic intensity (A and B read once, C written once).</figcaption></figure></section>",
         roofline(r, catalog)
     );
+    let h = super::hierarchy::html(r);
+    if !h.is_empty() {
+        // Before the section's end.
+        s.truncate(s.len() - "</section>".len());
+        s.push_str(&h);
+        s.push_str("</section>");
+    }
 }
 
 /// Every probe result of one file as an HTML table: status, median, min, max, samples,

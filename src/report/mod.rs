@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod compare;
 pub mod export;
 pub mod fmt;
+pub mod hierarchy;
 pub mod html;
 pub mod levers;
 pub mod markdown;

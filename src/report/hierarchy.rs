@@ -1,0 +1,204 @@
+//! The memory hierarchy in a report: each curve of the `hierarchy` probe (read bandwidth,
+//! load latency) against working-set size as an SVG line chart (log2 x, log y), the stated
+//! caches as dashed verticals and the steps found (`crate::hierarchy::steps`) marked and
+//! named; and the steps as text for the terminal and Markdown.
+
+use super::fmt::esc;
+use crate::figure::FigureKey;
+use crate::hierarchy::{Cache, Step, size, steps};
+use crate::results::{ResultsFile, Status};
+use std::fmt::Write;
+
+/// One measured curve of a results file: its figure, points (bytes, value) by size, the
+/// stated caches the probe recorded, and its steps.
+pub struct Curve {
+    pub figure: FigureKey,
+    pub points: Vec<(u64, f64)>,
+    pub stated: Vec<Cache>,
+    pub steps: Vec<Step>,
+}
+
+/// The file's hierarchy curves (bandwidth, latency), those with at least two valid points.
+pub fn curves(r: &ResultsFile) -> Vec<Curve> {
+    let mut out = Vec::new();
+    for figure in [FigureKey::HierarchyRead, FigureKey::HierarchyLatency] {
+        let mut points = Vec::new();
+        let mut stated: Vec<Cache> = Vec::new();
+        for p in &r.probes {
+            if p.figure != Some(figure) || p.status != Status::Ok {
+                continue;
+            }
+            let bytes = p.params.get("bytes").and_then(|v| v.as_u64());
+            if let (Some(b), Some(v)) = (bytes, p.value.as_ref()) {
+                points.push((b, v.median));
+            }
+            if stated.is_empty()
+                && let Some(s) = p.params.get("stated_caches")
+            {
+                stated = serde_json::from_value(s.clone()).unwrap_or_default();
+            }
+        }
+        points.sort_by_key(|p| p.0);
+        if points.len() >= 2 {
+            let steps = steps(&points, figure.info().higher_is_better, &stated);
+            out.push(Curve {
+                figure,
+                points,
+                stated,
+                steps,
+            });
+        }
+    }
+    out
+}
+
+/// One line a step: "L2 (2 MiB stated): 1 MiB, 15.1 -> 22.5 ns".
+pub fn step_lines(c: &Curve) -> Vec<String> {
+    let unit = c.figure.info().unit;
+    c.steps
+        .iter()
+        .map(|s| {
+            let name = match &s.level {
+                Some(l) => {
+                    let stated = c.stated.iter().find(|x| &x.level == l);
+                    format!(
+                        "{l} ({} stated)",
+                        stated.map_or("?".into(), |x| size(x.bytes))
+                    )
+                }
+                None => "unnamed step (no stated cache within 2x)".into(),
+            };
+            format!(
+                "{name}: past {}, {:.1} -> {:.1} {unit}",
+                size(s.bytes),
+                s.before,
+                s.after
+            )
+        })
+        .collect()
+}
+
+/// The curve as an SVG chart.
+pub fn chart(title: &str, c: &Curve) -> String {
+    let (w, h, ml, mr, mt, mb) = (820.0, 360.0, 70.0, 30.0, 40.0, 50.0);
+    let (x0, x1) = (
+        (c.points[0].0 as f64).log2(),
+        (c.points[c.points.len() - 1].0 as f64).log2(),
+    );
+    let vals = c.points.iter().map(|p| p.1).filter(|v| *v > 0.0);
+    let lo = vals.clone().fold(f64::INFINITY, f64::min).log10().floor();
+    let hi = vals.fold(0.0, f64::max).log10().ceil().max(lo + 1.0);
+    let x = |b: f64| ml + (b.log2() - x0) / (x1 - x0).max(1.0) * (w - ml - mr);
+    let y = |v: f64| h - mb - (v.log10() - lo) / (hi - lo) * (h - mt - mb);
+    let mut s = String::new();
+    let t = esc(title);
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart hierarchy" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/><text x="{ml}" y="22" font-size="15" font-weight="bold">{t}</text>"#
+    );
+    // Decades on y, every other power of two on x.
+    for d in (lo as i32)..=(hi as i32) {
+        let v = 10f64.powi(d);
+        let _ = write!(
+            s,
+            r##"<line x1="{ml}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            w - mr,
+            y(v),
+            y(v),
+            ml - 6.0,
+            y(v) + 4.0,
+            crate::report::fmt::tick(v)
+        );
+    }
+    for (b, _) in c.points.iter().step_by(2) {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+            x(*b as f64),
+            h - mb + 16.0,
+            esc(&size(*b))
+        );
+    }
+    for cache in &c.stated {
+        let cx = x(cache.bytes as f64);
+        if cx < ml || cx > w - mr {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{mt}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"><title>{} stated: {} ({})</title></line><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{} {}</text>"##,
+            h - mb,
+            esc(&cache.level),
+            esc(&size(cache.bytes)),
+            esc(&cache.source),
+            cx + 3.0,
+            mt + 10.0,
+            esc(&cache.level),
+            esc(&size(cache.bytes))
+        );
+    }
+    let path: Vec<String> = c
+        .points
+        .iter()
+        .map(|(b, v)| format!("{:.1},{:.1}", x(*b as f64), y(*v)))
+        .collect();
+    let _ = write!(
+        s,
+        r##"<polyline points="{}" fill="none" stroke="#08519c" stroke-width="2"/>"##,
+        path.join(" ")
+    );
+    let unit = c.figure.info().unit;
+    for (b, v) in &c.points {
+        let _ = write!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#08519c"><title>{}: {v:.2} {unit}</title></circle>"##,
+            x(*b as f64),
+            y(*v),
+            esc(&size(*b))
+        );
+    }
+    for st in &c.steps {
+        let label = st.level.clone().unwrap_or_else(|| "step".into());
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="12" fill="#b30000" text-anchor="middle">▼ {}</text>"##,
+            x(st.bytes as f64),
+            y(st.before) - 8.0,
+            esc(&label)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">working set</text><text x="14" y="{:.1}" font-size="12" transform="rotate(-90 14 {:.1})" text-anchor="middle">{unit}</text></svg>"#,
+        (ml + w - mr) / 2.0,
+        h - 12.0,
+        h / 2.0,
+        h / 2.0
+    );
+    s
+}
+
+/// The file's hierarchy as HTML: each curve's chart and its steps; empty without curves.
+pub fn html(r: &ResultsFile) -> String {
+    let mut s = String::new();
+    for c in curves(r) {
+        let what = match c.figure {
+            FigureKey::HierarchyRead => "Read bandwidth",
+            _ => "Dependent-load latency",
+        };
+        let title = format!("{what} against working set: {}", r.adapter.name);
+        let _ = write!(s, "<figure>{}<figcaption>", chart(&title, &c));
+        let lines = step_lines(&c);
+        if lines.is_empty() {
+            s.push_str("No step found.");
+        } else {
+            s.push_str(&esc(&lines.join("; ")));
+        }
+        s.push_str(if c.stated.is_empty() {
+            " No cache size is stated for this device.</figcaption></figure>"
+        } else {
+            " Dashed: the caches as stated (sources in their tooltips).</figcaption></figure>"
+        });
+    }
+    s
+}
