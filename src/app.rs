@@ -53,6 +53,7 @@ pub fn run(command: Option<Command>) -> Result<ExitCode> {
         Some(Command::Report(a)) => report_cmd(a),
         Some(Command::Calibration(a)) => calibration_cmd(a),
         Some(Command::Burn(a)) => burn_cmd(a),
+        Some(Command::Transfers(a)) => transfers_cmd(a),
         // No command: `run` with its defaults, as clap would parse them.
         None => match <cli::Cli as clap::Parser>::parse_from(["gpuvalue", "run"]).command {
             Some(Command::Run(a)) => main_job(a),
@@ -187,6 +188,30 @@ fn burn_cmd(a: cli::BurnArgs) -> Result<ExitCode> {
     };
     print_as(&burns, a.output.format())?;
     Ok(ExitCode::from(crate::burn::worst(&outcomes).exit_code()))
+}
+
+fn transfers_cmd(a: cli::TransfersArgs) -> Result<ExitCode> {
+    let opts = crate::transfers::Options {
+        adapter: a.adapter,
+        backend: a.backend,
+        mib: a.mib,
+        runs: a.runs.map(|r| r as usize),
+        quick: a.quick,
+        allow_software: a.allow_software,
+    };
+    let quiet = a.quiet || std::env::var_os("CI").is_some();
+    let progress = |what: &str| {
+        if !quiet {
+            warn!("transfers: {what}");
+        }
+    };
+    let t = crate::transfers::run(&opts, &progress)?;
+    print_as(&t, a.output.format())?;
+    Ok(if t.all_passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// One results file per GPU (the adapter's index before the extension when several).

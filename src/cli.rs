@@ -133,6 +133,39 @@ pub enum Command {
     /// Recompute every published result behind the efficiency factors from the catalog, the
     /// factors and the scenario model: published, implied, ratio, and each factor refitted.
     Calibration(CalibrationArgs),
+    /// Host-to-device and device-to-host copies on every GPU of this node alone and all at
+    /// once (a PCIe switch or host link the GPUs share shows), and GPU-to-GPU copies
+    /// (host-staged, labelled so), every copy checked bit for bit. Exit status 1 when a copy
+    /// or check failed.
+    Transfers(TransfersArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TransfersArgs {
+    /// GPUs to use: `all` (default), `visible`, an index from `gpuvalue devices`, part of a
+    /// name or `pci:BUS`. Every GPU is measured through one API: the first one's, or --backend.
+    #[arg(long, short = 'a', default_value = "all")]
+    pub adapter: AdapterChoice,
+    /// Only search this backend.
+    #[arg(long, short = 'b', value_enum)]
+    pub backend: Option<BackendChoice>,
+    /// 64 MiB copies and 5 timed runs per step (default 256 MiB and 10).
+    #[arg(long)]
+    pub quick: bool,
+    /// MiB per copy (capped by every GPU's largest buffer and a share of host memory).
+    #[arg(long, value_name = "MIB", value_parser = whole_mib)]
+    pub mib: Option<u64>,
+    /// Timed runs per step (one warm-up run more).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Measure software adapters (the CPU: lavapipe, SwiftShader, PoCL) too.
+    #[arg(long)]
+    pub allow_software: bool,
+    /// No progress lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub output: TableOrJson,
 }
 
 #[derive(Args, Debug)]

@@ -44,5 +44,7 @@ pub mod runs;
 pub mod scenario;
 pub mod stats;
 pub mod suite;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod transfers;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     // before the adapter opens still leaves a results file marked interrupted.
     if matches!(
         cli.command,
-        None | Some(Command::Bench(_) | Command::Run(_) | Command::Burn(_))
+        None | Some(Command::Bench(_) | Command::Run(_) | Command::Burn(_) | Command::Transfers(_))
     ) {
         gpuvalue::interrupt::install();
     }

@@ -681,7 +681,15 @@ pub fn one_line(e: &dyn std::fmt::Display) -> String {
 
 /// Maps a MAP_READ buffer, waits, and copies `len` bytes out.
 pub async fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec<u8>> {
-    let slice = staging.slice(0..len);
+    let mut out = vec![0u8; len as usize];
+    map_read_into(gpu, staging, &mut out).await?;
+    Ok(out)
+}
+
+/// Maps a MAP_READ buffer, waits, and copies its first `dst.len()` bytes into `dst` (host
+/// memory the caller owns: one copy out, no allocation).
+pub async fn map_read_into(gpu: &Gpu, staging: &wgpu::Buffer, dst: &mut [u8]) -> Result<()> {
+    let slice = staging.slice(0..dst.len() as u64);
     let (tx, rx) = super::signal::signal();
     slice.map_async(wgpu::MapMode::Read, move |r| tx.send(r));
     gpu.wait().await?;
@@ -706,12 +714,13 @@ pub async fn map_read(gpu: &Gpu, staging: &wgpu::Buffer, len: u64) -> Result<Vec
         }
     };
     mapped.map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;
-    let out = slice
-        .get_mapped_range()
-        .map_err(|e| anyhow!("mapped range: {e:?}"))?
-        .to_vec();
+    dst.copy_from_slice(
+        &slice
+            .get_mapped_range()
+            .map_err(|e| anyhow!("mapped range: {e:?}"))?,
+    );
     staging.unmap();
-    Ok(out)
+    Ok(())
 }
 
 /// Splits `total` workgroups into an (x, y) grid within the per-dimension limit. Kernels
