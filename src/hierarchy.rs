@@ -37,6 +37,12 @@ const STEP: f64 = 1.3;
 /// `higher_is_better`: bandwidth, else latency), each named after a stated cache within 2x
 /// (each cache names at most one step, the nearest). `before` and `after` are the measured
 /// values at the ends of the rise.
+///
+/// A run of rises in a row is one step, at its steepest rise, unless stated caches lie in
+/// it: a cache whose window (half to twice its size) holds rises adding up to a step takes
+/// those rises as its own step, so a run that climbs through two levels at once (a small L2
+/// that hands over to a last level shared with other tenants) is read as the two levels.
+/// What the caches leave of a run is a step where it still adds up to one, unnamed.
 pub fn steps(points: &[(u64, f64)], higher_is_better: bool, stated: &[Cache]) -> Vec<Step> {
     // The cost (latency, or time a byte) never falls as the working set grows: each point
     // takes the least cost at its size or beyond, so a noisy high sample is no step.
@@ -48,40 +54,91 @@ pub fn steps(points: &[(u64, f64)], higher_is_better: bool, stated: &[Cache]) ->
         cost[i] = cost[i].min(cost[i + 1]);
     }
     let ratio: Vec<f64> = cost.windows(2).map(|w| w[1] / w[0]).collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < ratio.len() {
-        if ratio[i] <= RISE {
-            i += 1;
-            continue;
+    // Rise `j` goes from points[j] to points[j + 1]; runs of rises in a row.
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for j in (0..ratio.len()).filter(|&j| ratio[j] > RISE) {
+        match runs.last_mut() {
+            Some(r) if r.last() == Some(&(j - 1)) => r.push(j),
+            _ => runs.push(vec![j]),
         }
-        // A run of rises: one step, placed at its steepest rise.
-        let start = i;
-        while i < ratio.len() && ratio[i] > RISE {
-            i += 1;
-        }
-        let total: f64 = ratio[start..i].iter().product();
-        if total < STEP {
-            continue;
-        }
-        let steepest = (start..i)
-            .max_by(|&a, &b| ratio[a].total_cmp(&ratio[b]))
-            .unwrap_or(start);
-        out.push(Step {
-            bytes: points[steepest].0,
-            before: points[start].1,
-            after: points[i].1,
-            level: None,
-        });
     }
+    let total = |rises: &[usize]| -> f64 { rises.iter().map(|&j| ratio[j]).product() };
+    // A step over `rises`, at the steepest of `own` (a cache's rises; all of them if none).
+    let step = |rises: &[usize], own: &[usize], level: Option<&str>| -> Option<Step> {
+        let own = if own.is_empty() { rises } else { own };
+        let steepest = *own
+            .iter()
+            .max_by(|&&a, &&b| ratio[a].total_cmp(&ratio[b]))?;
+        Some(Step {
+            bytes: points[steepest].0,
+            before: points[*rises.first()?].1,
+            after: points[rises.last()? + 1].1,
+            level: level.map(String::from),
+        })
+    };
+    let mut caches: Vec<&Cache> = stated.iter().collect();
+    caches.sort_by_key(|c| c.bytes);
+    let mut out = Vec::new();
+    for run in runs {
+        // Each cache's rises within its window, where they add up to a step.
+        let mut claims: Vec<(Vec<usize>, Vec<usize>, &str)> = Vec::new();
+        let mut left = run.clone();
+        for c in &caches {
+            let near: Vec<usize> = left
+                .iter()
+                .copied()
+                .filter(|&j| within_2x(points[j].0, c.bytes))
+                .collect();
+            if !near.is_empty() && total(&near) >= STEP {
+                left.retain(|j| !near.contains(j));
+                claims.push((near.clone(), near, &c.level));
+            }
+        }
+        claims.sort_by_key(|c| c.0[0]);
+        if claims.len() <= 1 && left.is_empty() || claims.is_empty() {
+            // One level (or none named here): the run is one step, named below.
+            if total(&run) >= STEP {
+                out.extend(step(&run, &[], None));
+            }
+            continue;
+        }
+        // A rise no cache claimed leads up to the next claimed level above it; past the
+        // last one, rises that add up to a step are a level of their own (unnamed).
+        let mut tail = Vec::new();
+        for j in left {
+            match claims.iter_mut().find(|c| c.0[0] > j) {
+                Some(c) => c.0.insert(c.0.partition_point(|&x| x < j), j),
+                None => tail.push(j),
+            }
+        }
+        for (rises, own, level) in &claims {
+            out.extend(step(rises, own, Some(level)));
+        }
+        if total(&tail) >= STEP {
+            out.extend(step(&tail, &[], None));
+        }
+    }
+    out.sort_by_key(|s| s.bytes);
     name(&mut out, stated);
     out
 }
 
-/// Each stated cache names the step nearest it (in log2 of size) within a factor of 2.
+/// Within a factor of 2, in log2 of size.
+fn within_2x(a: u64, b: u64) -> bool {
+    ((a as f64).log2() - (b as f64).log2()).abs() <= 1.0
+}
+
+/// Each stated cache names the step nearest it (in log2 of size) within a factor of 2,
+/// unless the curve's own split already gave it one.
 fn name(steps: &mut [Step], stated: &[Cache]) {
     let dist = |a: u64, b: u64| ((a as f64).log2() - (b as f64).log2()).abs();
     for c in stated {
+        if steps
+            .iter()
+            .any(|s| s.level.as_deref() == Some(c.level.as_str()))
+        {
+            continue;
+        }
         let best = steps
             .iter_mut()
             .filter(|s| s.level.is_none() && dist(s.bytes, c.bytes) <= 1.0)
@@ -378,6 +435,41 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].bytes, 2 << 20);
         assert_eq!(s[0].level, None, "64 MiB is 32x away");
+    }
+
+    #[test]
+    fn a_run_that_climbs_through_two_levels_is_read_as_both() {
+        // PoCL's chase on a 2-vCPU AMD EPYC VM (ns, 16 KiB to 128 MiB; sysfs: L1d 32 KiB,
+        // L2 1 MiB, L3 32 MiB): the L2 hands over to memory-like latency by 8 MiB, so the
+        // rises from 256 KiB to 8 MiB are one run; the L2 takes its window's rises, the rise
+        // past 4 MiB is a level of its own (unnamed: the tenant's share of the L3).
+        let epyc = [
+            1.37, 1.48, 3.14, 2.93, 3.05, 3.47, 4.98, 7.31, 16.91, 88.65, 103.28, 131.68, 82.45,
+            68.48,
+        ];
+        let pts: Vec<(u64, f64)> = epyc
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (16u64 << (10 + i), v))
+            .collect();
+        let stated = [
+            cache("L1d", 32 << 10),
+            cache("L2", 1 << 20),
+            cache("L3", 32 << 20),
+        ];
+        let s = steps(&pts, false, &stated);
+        let found: Vec<(u64, Option<&str>)> = s
+            .iter()
+            .map(|s| (s.bytes >> 10, s.level.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![(32, Some("L1d")), (2048, Some("L2")), (4096, None)],
+            "{s:?}"
+        );
+        // The unclaimed rise below the L2's window leads up to it.
+        assert_eq!(s[1].before, 3.05);
+        assert_eq!(s[2].after, 88.65);
     }
 
     #[test]

@@ -74,6 +74,32 @@ impl MatmulCheck {
 /// Work budget for the exact row check (multiply-adds); beyond it rows are sampled evenly.
 const EXACT_CHECK_BUDGET: usize = 1 << 27;
 
+/// Relative Frobenius error of a product `got` (row-major, row stride `ld`) over the rows
+/// [`rows_to_check`] picks within a budget of 2^26 multiply-adds: sqrt(sum (g - want)^2 /
+/// sum want^2), with `want(row, col)` the exact entry (in f64). Infinite at the first
+/// non-finite element. Returns the error and the number of rows checked.
+pub fn relative_frobenius(
+    d: Dims,
+    ld: usize,
+    got: &[f32],
+    want: impl Fn(usize, usize) -> f64,
+) -> (f64, usize) {
+    let rows = rows_to_check(d, 1 << 26);
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for &r in &rows {
+        for col in 0..d.n {
+            let w = want(r, col);
+            let g = f64::from(got[r * ld + col]);
+            if !g.is_finite() {
+                return (f64::INFINITY, rows.len());
+            }
+            num += (g - w).powi(2);
+            den += w * w;
+        }
+    }
+    ((num / den.max(f64::MIN_POSITIVE)).sqrt(), rows.len())
+}
+
 /// The rows of an m x n x k product to check exactly within `budget` multiply-adds: all of
 /// them when affordable, else evenly spaced ones, always with the first and last (tile
 /// edges live there).

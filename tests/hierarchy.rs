@@ -1,8 +1,8 @@
 //! The hierarchy probe against this machine's own caches (issue 36): lavapipe and PoCL are
 //! the CPU, whose caches Linux states (`lscpu -C` reads the same sysfs files). Each curve's
-//! steps are found and named by `gpuvalue::hierarchy::steps`; the L2 must be named within 2x
-//! on both executors, the L3 on PoCL (lavapipe's storage bindings end at 128 MiB, below
-//! twice any L3 stated here, which the results say). Every point's own check passes.
+//! steps are found and named by `gpuvalue::hierarchy::steps`; on PoCL the L2 must be named
+//! within 2x and the L3 too; on lavapipe, whose JIT's own cost per load hides the L1 and L2
+//! (see `check`), the step to memory must show. Every point's own check passes.
 //!
 //! Tens of seconds (working sets to 1 GiB): `#[ignore]`d, run by name in CI (`.ci/run`).
 
@@ -15,8 +15,8 @@ use gpuvalue::hierarchy::{Cache, steps};
 use gpuvalue::probes::{self, ClCtx, Ctx};
 use gpuvalue::results::{ProbeResult, Status};
 
-/// The named steps of one curve, and its largest working set.
-fn levels(results: &[ProbeResult], figure: FigureKey, stated: &[Cache]) -> (Vec<String>, u64) {
+/// The named steps of one curve, its largest working set, and its largest step's rise.
+fn levels(results: &[ProbeResult], figure: FigureKey, stated: &[Cache]) -> (Vec<String>, u64, f64) {
     let mut pts: Vec<(u64, f64)> = results
         .iter()
         .filter(|r| r.figure == Some(figure))
@@ -32,16 +32,31 @@ fn levels(results: &[ProbeResult], figure: FigureKey, stated: &[Cache]) -> (Vec<
     pts.sort_by_key(|p| p.0);
     let found = steps(&pts, figure.info().higher_is_better, stated);
     eprintln!("{figure:?}: {pts:?}\n  steps {found:?}");
+    let rise = found.iter().map(|s| s.after / s.before).fold(0.0, f64::max);
     let named = found.into_iter().filter_map(|s| s.level).collect();
-    (named, pts.last().map_or(0, |p| p.0))
+    (named, pts.last().map_or(0, |p| p.0), rise)
 }
 
-fn check(what: &str, results: &[ProbeResult], l3_reachable: bool) {
+/// `strict`: the L2 must be named on the latency curve and the L3 on either curve where the
+/// working sets reach twice it. Otherwise (lavapipe) the curves must show the step to memory
+/// and whatever they name is printed: lavapipe's JIT adds ~8 ns of its own to each dependent
+/// load (PoCL's chase: 1.4 ns in the L1), which hides the L1 and L2 (3 to 5 ns), and its read
+/// sweep is compute-bound (5 to 9 GB/s against PoCL's 80), so its bandwidth shows no cache;
+/// on a 2-vCPU AMD EPYC VM its L2 was named in 5 runs of 7.
+fn check(what: &str, results: &[ProbeResult], strict: bool, l3_reachable: bool) {
     let stated = gpuvalue::hierarchy::host_caches();
     let has = |l: &str| stated.iter().any(|c| c.level == l);
     assert!(has("L2"), "sysfs states no L2: {stated:?}");
-    let (lat, top) = levels(results, FigureKey::HierarchyLatency, &stated);
-    let (bw, _) = levels(results, FigureKey::HierarchyRead, &stated);
+    let (lat, top, memory) = levels(results, FigureKey::HierarchyLatency, &stated);
+    let (bw, _, _) = levels(results, FigureKey::HierarchyRead, &stated);
+    assert!(
+        memory >= 3.0,
+        "{what}: no step to memory in the latency curve (the largest rises {memory:.2}x)"
+    );
+    if !strict {
+        eprintln!("{what}: latency named {lat:?}, bandwidth {bw:?}");
+        return;
+    }
     assert!(
         lat.iter().any(|l| l == "L2"),
         "{what}: the latency curve names no L2 (named {lat:?})"
@@ -66,7 +81,7 @@ fn check(what: &str, results: &[ProbeResult], l3_reachable: bool) {
 
 #[test]
 #[ignore = "tens of seconds: working sets to four times the L3; run by name in CI"]
-fn this_machines_l2_and_l3_are_found_within_2x_on_lavapipe_and_pocl() {
+fn this_machines_l2_and_l3_are_found_within_2x_on_pocl_and_memory_on_lavapipe() {
     let host = gpuvalue::host::HostInfo::detect();
     let probe = probes::find("hierarchy").unwrap();
     if let Some(g) = gpu() {
@@ -79,7 +94,7 @@ fn this_machines_l2_and_l3_are_found_within_2x_on_lavapipe_and_pocl() {
         let ctx = Ctx::new(&g, &timer, run);
         let mut out = Vec::new();
         pollster::block_on(probe.run(&ctx, &mut |r| out.push(r)));
-        check(&g.info.name, &out, false);
+        check(&g.info.name, &out, false, false);
     }
     if let Some(cl) = opencl() {
         let mut run = common::tiny_run(&host, None);
@@ -90,6 +105,6 @@ fn this_machines_l2_and_l3_are_found_within_2x_on_lavapipe_and_pocl() {
         let ctx = ClCtx { cl: &cl, run };
         let mut out = Vec::new();
         pollster::block_on(probe.run_opencl(&ctx, &mut |r| out.push(r)));
-        check(&cl.info.name, &out, true);
+        check(&cl.info.name, &out, true, true);
     }
 }

@@ -10,7 +10,7 @@ use crate::figure::FigureKey;
 use crate::gpu::Gpu;
 use crate::gpu::context::{KernelSpec, RuntimeChecks};
 use crate::gpu::wgsl::KernelSource;
-use crate::reference::{Dims, Rng, rows_to_check};
+use crate::reference::{Dims, Rng, relative_frobenius};
 use crate::results::{ProbeResult, Status, Validation};
 use anyhow::Result;
 use half::f16;
@@ -136,22 +136,11 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
 /// Relative Frobenius error of sampled rows of C against f64 sums of the f16 inputs (a
 /// non-finite element counts as an infinite error), and the number of rows checked.
 fn check(a: &[f16], b: &[f16], got: &[f32], d: Dims, p: Dims) -> (f64, usize) {
-    let rows = rows_to_check(d, 1 << 26);
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for &r in &rows {
-        for col in 0..d.n {
-            let want: f64 = (0..d.k)
-                .map(|k| a[r * p.k + k].to_f64() * b[k * p.n + col].to_f64())
-                .sum();
-            let g = f64::from(got[r * p.n + col]);
-            if !g.is_finite() {
-                return (f64::INFINITY, rows.len());
-            }
-            num += (g - want).powi(2);
-            den += want * want;
-        }
-    }
-    ((num / den.max(f64::MIN_POSITIVE)).sqrt(), rows.len())
+    relative_frobenius(d, p.n, got, |r, col| {
+        (0..d.k)
+            .map(|k| a[r * p.k + k].to_f64() * b[k * p.n + col].to_f64())
+            .sum()
+    })
 }
 
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {

@@ -14,7 +14,7 @@
 use super::ClCtx;
 use crate::figure::FigureKey;
 use crate::gpu::opencl::{Arg, ClGpu, ClSource};
-use crate::reference::{Dims, Rng, rows_to_check};
+use crate::reference::{Dims, Rng, relative_frobenius};
 use crate::results::{ProbeResult, Status, Validation};
 use anyhow::{Result, bail};
 
@@ -200,27 +200,15 @@ fn inputs(d: Dims, instr: Instr, tiles: (usize, usize), rng: &mut Rng) -> Inputs
 /// Relative Frobenius error of sampled rows of C against f64 sums of the rounded inputs (a
 /// non-finite element counts as infinite), and the rows checked.
 fn check(inp: &Inputs, got: &[f32], d: Dims) -> (f64, usize) {
-    let p = inp.padded;
-    let rows = rows_to_check(d, 1 << 26);
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for &r in &rows {
-        for col in 0..d.n {
-            let a = &inp.a[r * p.k..r * p.k + d.k];
-            let b = &inp.bt[col * p.k..col * p.k + d.k];
-            let want: f64 = a
-                .iter()
-                .zip(b)
-                .map(|(x, y)| f64::from(*x) * f64::from(*y))
-                .sum();
-            let g = f64::from(got[r * p.n + col]);
-            if !g.is_finite() {
-                return (f64::INFINITY, rows.len());
-            }
-            num += (g - want).powi(2);
-            den += want * want;
-        }
-    }
-    ((num / den.max(f64::MIN_POSITIVE)).sqrt(), rows.len())
+    let k = inp.padded.k;
+    relative_frobenius(d, inp.padded.n, got, |r, col| {
+        let a = &inp.a[r * k..r * k + d.k];
+        let b = &inp.bt[col * k..col * k + d.k];
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| f64::from(*x) * f64::from(*y))
+            .sum()
+    })
 }
 
 /// One variant set up over its inputs: the kernel, the buffers it names (kept alive: an
