@@ -444,7 +444,7 @@ mod tests {
         // rises from 256 KiB to 8 MiB are one run; the L2 takes its window's rises, the rise
         // past 4 MiB is a level of its own (unnamed: the tenant's share of the L3).
         let epyc = [
-            1.37, 1.48, 3.142, 2.93, 3.05, 3.47, 4.98, 7.31, 16.91, 88.65, 103.28, 131.68, 82.45,
+            1.37, 1.48, 3.1421, 2.93, 3.05, 3.47, 4.98, 7.31, 16.91, 88.65, 103.28, 131.68, 82.45,
             68.48,
         ];
         let pts: Vec<(u64, f64)> = epyc
