@@ -39,6 +39,9 @@ pub enum FigureKey {
     LatencyRoundTrip,
     /// Per-dispatch cost inside a batch, microseconds.
     LatencyDispatch,
+    /// From enqueue to the kernel's start, one dispatch at a time, by the runtime's own
+    /// profiling timestamps (what clpeak calls kernel launch latency); OpenCL only, us.
+    LatencyLaunch,
     /// Read-only bandwidth at one working-set size (results carry `bytes`), GB/s.
     HierarchyRead,
     /// Dependent-load latency at one working-set size (results carry `bytes`), ns.
@@ -57,7 +60,7 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 19] = [
+    pub const ALL: [FigureKey; 20] = [
         FigureKey::PeakF32,
         FigureKey::MatmulF32,
         FigureKey::MatmulInt8,
@@ -75,6 +78,7 @@ impl FigureKey {
         FigureKey::TransferToHost,
         FigureKey::LatencyRoundTrip,
         FigureKey::LatencyDispatch,
+        FigureKey::LatencyLaunch,
         FigureKey::HierarchyRead,
         FigureKey::HierarchyLatency,
     ];
@@ -104,6 +108,7 @@ impl FigureKey {
             TransferToHost => ("transfer", "GB/s", true, "transfer device->host"),
             LatencyRoundTrip => ("latency", "us", false, "latency dispatch round trip"),
             LatencyDispatch => ("latency", "us", false, "latency per dispatch in a batch"),
+            LatencyLaunch => ("latency", "us", false, "latency from enqueue to start"),
             HierarchyRead => ("hierarchy", "GB/s", true, "hierarchy read"),
             HierarchyLatency => ("hierarchy", "ns", false, "hierarchy latency"),
         };

@@ -1,8 +1,9 @@
 // STREAM kernels (McCalpin's copy, scale, add, triad) and a read-only dot product over
 // arrays of T = floatVEC (-D VEC=1, 4, 8 or 16): one element per work-item, neighbouring
 // work-items on neighbouring addresses. The host sizes every array to a whole number of
-// work-groups, so no element test is needed. Dot: each work-group reduces its products in
-// local memory and writes one partial sum; the host adds the partial sums. No contraction:
+// work-groups, so no element test is needed. Dot: each work-item sums `per` products, each
+// work-group reduces its sums in local memory and writes one partial sum; the host adds the
+// partial sums. No contraction:
 // triad is a multiply and an add, as STREAM and the CPU reference compute it (a fused
 // b + s*c differs from it by far more than an ulp where the two terms cancel).
 #pragma OPENCL FP_CONTRACT OFF
@@ -47,11 +48,38 @@ __kernel void triad(__global T *a, __global const T *b, __global const T *c, con
 }
 
 __kernel void dot_partial(__global const T *a, __global const T *b, __global float *partial,
-                  __local float *scratch) {
-    const size_t i = get_global_id(0);
+                  __local float *scratch, const uint per) {
+    // Each work-item sums `per` products a grid apart (neighbouring work-items still read
+    // neighbouring addresses), so the work-group's reduction runs once per `per` elements.
+    const size_t g = get_global_size(0);
+    size_t i = get_global_id(0);
     const uint lid = get_local_id(0);
-    const T p = a[i] * b[i];
-    scratch[lid] = HSUM(p);
+    T acc = a[i] * b[i];
+    for (uint j = 1; j < per; j++) {
+        i += g;
+        acc += a[i] * b[i];
+    }
+    scratch[lid] = HSUM(acc);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = get_local_size(0) / 2; w > 0; w /= 2) {
+        if (lid < w) scratch[lid] += scratch[lid + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) partial[get_group_id(0)] = scratch[0];
+}
+
+// The same sum over `per` consecutive elements a work-item: what a CPU device (PoCL runs a
+// work-group's work-items one after another) streams well, where the grid-apart layout
+// above walks memory a grid apart within one work-item. The tuner takes the faster.
+__kernel void dot_blocked(__global const T *a, __global const T *b, __global float *partial,
+                  __local float *scratch, const uint per) {
+    const size_t i = get_global_id(0) * per;
+    const uint lid = get_local_id(0);
+    T acc = a[i] * b[i];
+    for (uint j = 1; j < per; j++) {
+        acc += a[i + j] * b[i + j];
+    }
+    scratch[lid] = HSUM(acc);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint w = get_local_size(0) / 2; w > 0; w /= 2) {
         if (lid < w) scratch[lid] += scratch[lid + w];

@@ -1,6 +1,8 @@
 //! Dispatch latency: the round trip of one tiny dispatch (submit, run, wait: what a host
-//! pays per synchronous step), and the per-dispatch cost inside a batch (one pass holding
-//! many dispatches). Each dispatch increments a counter that is checked afterwards.
+//! pays per synchronous step), the per-dispatch cost inside a batch (one pass holding
+//! many dispatches), and on OpenCL the launch latency (enqueue to start, by the runtime's
+//! profiling timestamps: the part of the round trip clpeak reports, so the two compare).
+//! Each dispatch increments a counter that is checked afterwards.
 
 use super::Ctx;
 use super::measure;
@@ -8,7 +10,7 @@ use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, TimingMethod};
-use crate::results::{ProbeResult, Validation};
+use crate::results::{ProbeResult, Status, Validation};
 use anyhow::Result;
 use std::cell::Cell;
 
@@ -113,11 +115,15 @@ async fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     Ok(finish(res, timing, issued.get(), got[0]))
 }
 
+/// WebGPU has no timestamp for when a submission was queued.
+const NO_LAUNCH: &str = "launch latency needs the time a dispatch was queued, which WebGPU's timestamps do not give (OpenCL's profiling events do); the round trip is this API's host-side figure";
+
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let f = FigureKey::LatencyRoundTrip;
     super::step(ctx, emit, f, f.info().label, round_trip(ctx)).await;
     let f = FigureKey::LatencyDispatch;
     super::step(ctx, emit, f, f.info().label, batched(ctx)).await;
+    emit(ProbeResult::of(FigureKey::LatencyLaunch).with_status(Status::Unsupported, NO_LAUNCH));
 }
 
 /// The latency probe, as registered in `probes::REGISTRY`.
@@ -134,7 +140,11 @@ impl super::Probe for Latency {
         0.1
     }
     fn figures(&self) -> &'static [FigureKey] {
-        &[FigureKey::LatencyRoundTrip, FigureKey::LatencyDispatch]
+        &[
+            FigureKey::LatencyRoundTrip,
+            FigureKey::LatencyDispatch,
+            FigureKey::LatencyLaunch,
+        ]
     }
     run_with_async_fn!(opencl);
     fn kernels(&self) -> Vec<KernelSource> {
@@ -205,6 +215,43 @@ mod on_opencl {
         Ok(finish(res, timing, issued.get(), got[0]))
     }
 
+    /// Enqueue to start of one dispatch at a time (each waited for with clFinish), from the
+    /// event's QUEUED and START timestamps, summed over a batch as the plan asks.
+    fn launch_cl(ctx: &ClCtx<'_>) -> Result<ProbeResult> {
+        let cl = ctx.cl;
+        let prog = cl.build_source(&cl_sources()[0])?;
+        let counter = cl.upload("counter", &[0u32])?;
+        let k = cl.kernel(&prog, "bump", &[counter.arg()])?;
+        let issued = Cell::new(0u64);
+        let res = ProbeResult::of(FigureKey::LatencyLaunch).param(
+            "what",
+            "enqueue one 1-work-item kernel + clFinish; CL_PROFILING_COMMAND_START - QUEUED",
+        );
+        let timing = pollster::block_on(measure::measure(
+            &ctx.plan(),
+            &|| TimingMethod::ProfilingEvents,
+            async |iters| {
+                let mut total = 0u64;
+                for _ in 0..iters {
+                    let ev = cl.dispatch(&k, &[1], Some(&[1]))?;
+                    cl.finish()?;
+                    issued.set(issued.get() + 1);
+                    let queued = ev.profiling_command_queued()?;
+                    let start = ev.profiling_command_start()?;
+                    if start < queued {
+                        anyhow::bail!(
+                            "OpenCL profiling events reversed: start {start} ns before queued {queued} ns"
+                        );
+                    }
+                    total += start - queued;
+                }
+                Ok(total as f64 * 1e-9)
+            },
+        ))?;
+        let got: Vec<u32> = cl.read(&counter, 1)?;
+        Ok(finish(res, timing, issued.get(), got[0]))
+    }
+
     pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         let f = FigureKey::LatencyRoundTrip;
         super::super::step(ctx, emit, f, f.info().label, async {
@@ -216,5 +263,7 @@ mod on_opencl {
             measure_cl(ctx, true)
         })
         .await;
+        let f = FigureKey::LatencyLaunch;
+        super::super::step(ctx, emit, f, f.info().label, async { launch_cl(ctx) }).await;
     }
 }
