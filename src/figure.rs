@@ -39,6 +39,9 @@ pub enum FigureKey {
     LatencyRoundTrip,
     /// Per-dispatch cost inside a batch, microseconds.
     LatencyDispatch,
+    /// FP64 matrix multiply on the matrix engines (AMD CDNA's FP64 MFMA through OpenCL),
+    /// GFLOPS.
+    MatmulF64Matrix,
     /// From enqueue to the kernel's start, one dispatch at a time, by the runtime's own
     /// profiling timestamps (what clpeak calls kernel launch latency); OpenCL only, us.
     LatencyLaunch,
@@ -60,7 +63,7 @@ pub struct FigureInfo {
 }
 
 impl FigureKey {
-    pub const ALL: [FigureKey; 20] = [
+    pub const ALL: [FigureKey; 21] = [
         FigureKey::PeakF32,
         FigureKey::MatmulF32,
         FigureKey::MatmulInt8,
@@ -79,6 +82,7 @@ impl FigureKey {
         FigureKey::LatencyRoundTrip,
         FigureKey::LatencyDispatch,
         FigureKey::LatencyLaunch,
+        FigureKey::MatmulF64Matrix,
         FigureKey::HierarchyRead,
         FigureKey::HierarchyLatency,
     ];
@@ -90,6 +94,7 @@ impl FigureKey {
             MatmulF32 => ("matmul_f32", "GFLOPS", true, "matmul_f32"),
             MatmulF16 => ("matmul_f16", "GFLOPS", true, "matmul_f16"),
             MatmulF64 => ("matmul_f64", "GFLOPS", true, "matmul_f64"),
+            MatmulF64Matrix => ("matmul_f64_matrix", "GFLOPS", true, "matmul_f64_matrix"),
             MatmulDf64 => ("matmul_df64", "GFLOPS", true, "matmul_df64"),
             MatmulInt8 => ("matmul_int8", "GOPS", true, "matmul_int8"),
             MatmulCoop => ("matmul_coop", "GFLOPS", true, "matmul_coop"),
@@ -130,6 +135,7 @@ impl FigureKey {
                 | FigureKey::MatmulDf64
                 | FigureKey::MatmulInt8
                 | FigureKey::MatmulCoop
+                | FigureKey::MatmulF64Matrix
         )
     }
 
@@ -138,7 +144,9 @@ impl FigureKey {
     pub fn element_bytes(self) -> Option<(f64, f64)> {
         match self {
             FigureKey::MatmulF32 => Some((4.0, 4.0)),
-            FigureKey::MatmulF64 | FigureKey::MatmulDf64 => Some((8.0, 8.0)),
+            FigureKey::MatmulF64 | FigureKey::MatmulDf64 | FigureKey::MatmulF64Matrix => {
+                Some((8.0, 8.0))
+            }
             FigureKey::MatmulF16 | FigureKey::MatmulCoop => Some((2.0, 4.0)),
             _ => None,
         }

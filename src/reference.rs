@@ -78,10 +78,10 @@ const EXACT_CHECK_BUDGET: usize = 1 << 27;
 /// [`rows_to_check`] picks within a budget of 2^26 multiply-adds: sqrt(sum (g - want)^2 /
 /// sum want^2), with `want(row, col)` the exact entry (in f64). Infinite at the first
 /// non-finite element. Returns the error and the number of rows checked.
-pub fn relative_frobenius(
+pub fn relative_frobenius<G: Copy + Into<f64>>(
     d: Dims,
     ld: usize,
-    got: &[f32],
+    got: &[G],
     want: impl Fn(usize, usize) -> f64,
 ) -> (f64, usize) {
     let rows = rows_to_check(d, 1 << 26);
@@ -89,7 +89,7 @@ pub fn relative_frobenius(
     for &r in &rows {
         for col in 0..d.n {
             let w = want(r, col);
-            let g = f64::from(got[r * ld + col]);
+            let g: f64 = got[r * ld + col].into();
             if !g.is_finite() {
                 return (f64::INFINITY, rows.len());
             }

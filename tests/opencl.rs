@@ -6,6 +6,7 @@
 mod common;
 
 use common::{gpuvalue, in_ci, opencl, run_probe_opencl};
+use gpuvalue::figure::FigureKey;
 use gpuvalue::reference::Dims;
 use gpuvalue::results::{ResultsFile, Status};
 
@@ -205,7 +206,7 @@ fn the_df64_self_test_judges_both_executors_alike() {
 #[test]
 fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_off_cdna() {
     // The probe's tiling, packing and check on the instructions' exact lane mappings
-    // (gfx942's FP16 and BF16, gfx950's 16x16x32 FP16), each emulated in portable OpenCL C,
+    // (gfx942's FP16, BF16 and FP64, gfx950's 16x16x32 FP16), each emulated in portable OpenCL C,
     // at a size that pads every dimension; then the probe as a bench runs it here.
     let Some(cl) = opencl() else { return };
     let host = gpuvalue::host::HostInfo::detect();
@@ -222,7 +223,7 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
     pollster::block_on(gpuvalue::probes::mfma::run_emulated(&ctx, &mut |r| {
         out.push(r)
     }));
-    assert_eq!(out.len(), 3 * 2, "{out:#?}");
+    assert_eq!(out.len(), 4 * 2, "{out:#?}");
     for r in &out {
         assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
         let v = r.validation.as_ref().unwrap();
@@ -234,19 +235,32 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
                 .contains("emulated")
         );
         assert!(!r.autotune.is_empty(), "{}", r.name);
+        // FP64: its own figure, summed in f64 (an f32 sum would miss by about 1e-7).
+        if r.params["inputs"] == "f64" {
+            assert_eq!(r.figure, Some(FigureKey::MatmulF64Matrix), "{}", r.name);
+            assert!(v.error < 1e-12, "{}: {v:?}", r.name);
+        } else {
+            assert_eq!(r.figure, Some(FigureKey::MatmulCoop), "{}", r.name);
+        }
     }
     let names: std::collections::BTreeSet<_> = out.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names.len(),
-        4,
+        6,
         "FP16 twice (two layouts) share names: {names:?}"
     );
     let bench = run_probe_opencl(&cl, "coop", Some(vec![d]));
-    assert_eq!(bench.len(), 1);
-    assert_eq!(bench[0].status, Status::Unsupported);
-    let why = bench[0].reason.as_deref().unwrap_or("");
-    assert!(
-        why.contains("not an AMD CDNA part") || why.contains("no AMD gfx id"),
-        "{why}"
+    assert_eq!(
+        bench.len(),
+        2,
+        "matrix engines and FP64 matrix engines: {bench:#?}"
     );
+    for r in &bench {
+        assert_eq!(r.status, Status::Unsupported);
+        let why = r.reason.as_deref().unwrap_or("");
+        assert!(
+            why.contains("not an AMD CDNA part") || why.contains("no AMD gfx id"),
+            "{why}"
+        );
+    }
 }

@@ -262,12 +262,12 @@ impl Rate {
             Rate::MatmulF64Best => &[FigureKey::MatmulF64, FigureKey::MatmulDf64],
             Rate::StreamTriad => &[FigureKey::StreamTriad],
             Rate::LatencyDispatch => &[FigureKey::LatencyDispatch],
+            Rate::MatmulF64Matrix => &[FigureKey::MatmulF64Matrix],
             Rate::MatmulTf32Matrix
             | Rate::MatmulFp8Matrix
             | Rate::LlmTrainFp8Matrix
             | Rate::MatmulFp4Matrix
-            | Rate::MatmulInt8Matrix
-            | Rate::MatmulF64Matrix => &[],
+            | Rate::MatmulInt8Matrix => &[],
         }
     }
 
