@@ -157,10 +157,8 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         let d = sizes[0];
         let r = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k);
         emit(r.with_status(Status::Unsupported, why));
-        emit_no_f64(emit, d);
         return;
     }
-    let first = sizes[0];
     for d in sizes {
         let what = format!("matmul coop {}x{}x{}", d.m, d.n, d.k);
         super::step(ctx, emit, FigureKey::MatmulCoop, &what, async {
@@ -168,17 +166,6 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         })
         .await;
     }
-    emit_no_f64(emit, first);
-}
-
-/// WGSL's cooperative matrices have no f64 type: FP64 matrix engines are measured through
-/// OpenCL on AMD CDNA only.
-fn emit_no_f64(emit: &mut dyn FnMut(ProbeResult), d: Dims) {
-    let r = ProbeResult::sized(FigureKey::MatmulF64Matrix, d.m, d.n, d.k);
-    emit(r.with_status(
-        Status::Unsupported,
-        "FP64 matrix engines: WGSL's cooperative matrices have no f64 type (measured through OpenCL on AMD CDNA, gfx90a and later)",
-    ));
 }
 
 /// The cooperative-matrix probe, as registered in `probes::REGISTRY`.
@@ -195,6 +182,8 @@ impl super::Probe for Coop {
         0.1
     }
     fn figures(&self) -> &'static [FigureKey] {
+        // FP64 matrix engines only through OpenCL on AMD CDNA (WGSL's cooperative matrices
+        // have no f64 type): elsewhere no such row.
         &[FigureKey::MatmulCoop, FigureKey::MatmulF64Matrix]
     }
     /// On OpenCL: AMD CDNA's matrix cores through the MFMA builtins (`probes::mfma`),

@@ -10,7 +10,7 @@ use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, TimingMethod};
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Validation};
 use anyhow::Result;
 use std::cell::Cell;
 
@@ -115,15 +115,11 @@ async fn batched(ctx: &Ctx<'_>) -> Result<ProbeResult> {
     Ok(finish(res, timing, issued.get(), got[0]))
 }
 
-/// WebGPU has no timestamp for when a submission was queued.
-const NO_LAUNCH: &str = "launch latency needs the time a dispatch was queued, which WebGPU's timestamps do not give (OpenCL's profiling events do); the round trip is this API's host-side figure";
-
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     let f = FigureKey::LatencyRoundTrip;
     super::step(ctx, emit, f, f.info().label, round_trip(ctx)).await;
     let f = FigureKey::LatencyDispatch;
     super::step(ctx, emit, f, f.info().label, batched(ctx)).await;
-    emit(ProbeResult::of(FigureKey::LatencyLaunch).with_status(Status::Unsupported, NO_LAUNCH));
 }
 
 /// The latency probe, as registered in `probes::REGISTRY`.
@@ -140,6 +136,8 @@ impl super::Probe for Latency {
         0.1
     }
     fn figures(&self) -> &'static [FigureKey] {
+        // Launch latency on OpenCL only: WebGPU has no timestamp for when a dispatch was
+        // queued, so wgpu records no such row.
         &[
             FigureKey::LatencyRoundTrip,
             FigureKey::LatencyDispatch,

@@ -464,8 +464,6 @@ pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         }
         Err(why) => {
             let r = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k);
-            emit(r.with_status(Status::Unsupported, why.clone()));
-            let r = ProbeResult::sized(FigureKey::MatmulF64Matrix, d.m, d.n, d.k);
             emit(r.with_status(Status::Unsupported, why));
         }
     }

@@ -215,6 +215,19 @@ pub fn run(opts: &Options, progress: &(dyn Fn(&str) + Sync)) -> Result<Transfers
                 .into(),
         );
     }
+    let p2p = |s: &&AdapterSummary| {
+        s.opencl
+            .as_ref()
+            .is_some_and(|o| o.extensions.iter().any(|e| e == "cl_amd_copy_buffer_p2p"))
+    };
+    if n >= 2 && infos.iter().all(p2p) {
+        notes.push(
+            "these devices offer cl_amd_copy_buffer_p2p (direct GPU-to-GPU copies), which \
+             gpuvalue does not use yet: the GPU-to-GPU figures are host-staged, a floor under \
+             what direct copies reach"
+                .into(),
+        );
+    }
     if infos.iter().any(|s| s.software) {
         notes.push(
             "software adapters are the CPU: their copies are copies within host memory, \

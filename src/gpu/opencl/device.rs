@@ -72,6 +72,7 @@ const EXTENSIONS_OF_NOTE: &[&str] = &[
     "cl_khr_pci_bus_info",
     "cl_amd_device_attribute_query",
     "cl_nv_device_attribute_query",
+    "cl_amd_copy_buffer_p2p",
 ];
 
 /// The summary every output and results file uses. A CPU device (PoCL) is a software
