@@ -113,7 +113,12 @@ impl FigureKey {
             TransferToHost => ("transfer", "GB/s", true, "transfer device->host"),
             LatencyRoundTrip => ("latency", "us", false, "latency dispatch round trip"),
             LatencyDispatch => ("latency", "us", false, "latency per dispatch in a batch"),
-            LatencyLaunch => ("latency", "us", false, "latency from enqueue to start"),
+            LatencyLaunch => (
+                "latency_launch",
+                "us",
+                false,
+                "latency from enqueue to start",
+            ),
             HierarchyRead => ("hierarchy", "GB/s", true, "hierarchy read"),
             HierarchyLatency => ("hierarchy", "ns", false, "hierarchy latency"),
         };

@@ -173,7 +173,8 @@ fn bench_writes_a_results_file_that_show_reads_back() {
     assert!(names.contains(&"latency dispatch round trip"), "{names:?}");
     assert!(v["host"]["cpu_threads"].as_u64().unwrap() >= 1);
     assert!(v["adapter"]["name"].as_str().is_some());
-    let shown = gpuvalue(&["show", out.to_str().unwrap()]);
+    // At full width: a 100-column table may wrap a name between its words.
+    let shown = gpuvalue(&["show", "--wide", out.to_str().unwrap()]);
     assert!(shown.status.success(), "{}", stderr(&shown));
     assert!(stdout(&shown).contains("matmul_f32 33x17x9"));
     if v["adapter"]["software"] == true {

@@ -197,6 +197,13 @@ fn transfer_and_latency_are_valid() {
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);
     let r = run_probe(&gpu, "latency", None, Faults::default());
+    assert_eq!(r.len(), 3);
+    // Launch latency needs a queued timestamp, which WebGPU does not give.
+    let (launch, r): (Vec<_>, Vec<_>) = r
+        .into_iter()
+        .partition(|p| p.figure == Some(gpuvalue::figure::FigureKey::LatencyLaunch));
+    assert_eq!(launch[0].status, gpuvalue::results::Status::Unsupported);
+    assert!(launch[0].reason.as_deref().unwrap().contains("OpenCL only"));
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);
     assert!(r.iter().all(|p| p.unit == "us" && !p.higher_is_better));

@@ -157,8 +157,10 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         let d = sizes[0];
         let r = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k);
         emit(r.with_status(Status::Unsupported, why));
+        emit(no_f64(d));
         return;
     }
+    let first = sizes[0];
     for d in sizes {
         let what = format!("matmul coop {}x{}x{}", d.m, d.n, d.k);
         super::step(ctx, emit, FigureKey::MatmulCoop, &what, async {
@@ -166,6 +168,15 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         })
         .await;
     }
+    emit(no_f64(first));
+}
+
+/// WGSL's cooperative matrices have no f64 type (short: a table cell).
+fn no_f64(d: Dims) -> ProbeResult {
+    ProbeResult::sized(FigureKey::MatmulF64Matrix, d.m, d.n, d.k).with_status(
+        Status::Unsupported,
+        "OpenCL on AMD CDNA only (WGSL has no f64 matrices)",
+    )
 }
 
 /// The cooperative-matrix probe, as registered in `probes::REGISTRY`.
@@ -183,7 +194,7 @@ impl super::Probe for Coop {
     }
     fn figures(&self) -> &'static [FigureKey] {
         // FP64 matrix engines only through OpenCL on AMD CDNA (WGSL's cooperative matrices
-        // have no f64 type): elsewhere no such row.
+        // have no f64 type): unsupported elsewhere, said.
         &[FigureKey::MatmulCoop, FigureKey::MatmulF64Matrix]
     }
     /// On OpenCL: AMD CDNA's matrix cores through the MFMA builtins (`probes::mfma`),

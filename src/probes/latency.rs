@@ -10,7 +10,7 @@ use crate::clock::Instant;
 use crate::figure::FigureKey;
 use crate::gpu::wgsl::KernelSource;
 use crate::gpu::{Gpu, TimingMethod};
-use crate::results::{ProbeResult, Validation};
+use crate::results::{ProbeResult, Status, Validation};
 use anyhow::Result;
 use std::cell::Cell;
 
@@ -120,7 +120,11 @@ pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
     super::step(ctx, emit, f, f.info().label, round_trip(ctx)).await;
     let f = FigureKey::LatencyDispatch;
     super::step(ctx, emit, f, f.info().label, batched(ctx)).await;
+    emit(ProbeResult::of(FigureKey::LatencyLaunch).with_status(Status::Unsupported, NO_LAUNCH));
 }
+
+/// Why wgpu has no launch latency (short: it is a table cell).
+const NO_LAUNCH: &str = "OpenCL only (WebGPU has no queued timestamp)";
 
 /// The latency probe, as registered in `probes::REGISTRY`.
 pub struct Latency;
@@ -136,8 +140,8 @@ impl super::Probe for Latency {
         0.1
     }
     fn figures(&self) -> &'static [FigureKey] {
-        // Launch latency on OpenCL only: WebGPU has no timestamp for when a dispatch was
-        // queued, so wgpu records no such row.
+        // Launch latency is measured on OpenCL only: WebGPU has no timestamp for when a
+        // dispatch was queued (unsupported there, said).
         &[
             FigureKey::LatencyRoundTrip,
             FigureKey::LatencyDispatch,

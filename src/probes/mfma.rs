@@ -465,6 +465,11 @@ pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         Err(why) => {
             let r = ProbeResult::sized(FigureKey::MatmulCoop, d.m, d.n, d.k);
             emit(r.with_status(Status::Unsupported, why));
+            let r = ProbeResult::sized(FigureKey::MatmulF64Matrix, d.m, d.n, d.k);
+            emit(r.with_status(
+                Status::Unsupported,
+                "needs AMD CDNA's FP64 MFMA (gfx90a and later)",
+            ));
         }
     }
 }
