@@ -714,13 +714,16 @@ pub async fn map_read_into(gpu: &Gpu, staging: &wgpu::Buffer, dst: &mut [u8]) ->
         }
     };
     mapped.map_err(|e| anyhow!("could not map buffer for reading: {e}"))?;
-    dst.copy_from_slice(
-        &slice
-            .get_mapped_range()
-            .map_err(|e| anyhow!("mapped range: {e:?}"))?,
-    );
+    // Unmapped on every path once mapped (the view dropped first).
+    let copied = match slice.get_mapped_range() {
+        Ok(view) => {
+            dst.copy_from_slice(&view);
+            Ok(())
+        }
+        Err(e) => Err(anyhow!("mapped range: {e:?}")),
+    };
     staging.unmap();
-    Ok(())
+    copied
 }
 
 /// Splits `total` workgroups into an (x, y) grid within the per-dimension limit. Kernels

@@ -22,7 +22,7 @@ pub mod link;
 pub mod table;
 
 use crate::clock::Instant;
-use crate::gpu::adapter::{self, Adapter, AdapterChoice, AdapterList, BackendChoice};
+use crate::gpu::adapter::{self, AdapterChoice, AdapterList, BackendChoice};
 use crate::model::AdapterSummary;
 use crate::reference::Rng;
 use crate::stats::Summary;
@@ -179,34 +179,16 @@ pub fn run(opts: &Options, progress: &(dyn Fn(&str) + Sync)) -> Result<Transfers
     let bytes = copy_bytes(opts, &infos, host.ram_bytes, &mut notes)?;
     let runs = opts.runs.unwrap_or(if opts.quick { 5 } else { 10 });
     let steps = schedule(chosen.len());
-    let shared = Shared {
-        steps: &steps,
-        runs,
-        floats: (bytes / 4) as usize,
-        seed: crate::clock::since_epoch().as_nanos() as u64,
-        barrier: Barrier::new(chosen.len()),
-        staging: Mutex::new(Vec::new()),
-        epoch: Instant::now(),
-        progress,
-        index: infos.iter().map(|s| s.index).collect(),
-    };
-    let outs: Vec<Worker> = std::thread::scope(|s| {
-        let handles: Vec<_> = chosen
-            .iter()
-            .enumerate()
-            .map(|(me, &i)| {
-                let (sh, a, info) = (&shared, &list.adapters[i], &list.summaries[i]);
-                s.spawn(move || worker(me, a, info, sh))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Worker::failed("the thread panicked"))
-            })
-            .collect()
-    });
+    let floats = (bytes / 4) as usize;
+    let openers: Vec<Opener<'_>> = chosen
+        .iter()
+        .map(|&i| {
+            let (a, info) = (&list.adapters[i], &list.summaries[i]);
+            Box::new(move || link::open(a, info, floats)) as Opener<'_>
+        })
+        .collect();
+    let index: Vec<usize> = infos.iter().map(|s| s.index).collect();
+    let outs = walk(&openers, &steps, runs, floats, index, progress);
     let n = chosen.len();
     if n == 1 {
         notes.push(
@@ -310,7 +292,7 @@ fn choose(list: &AdapterList, opts: &Options) -> Result<(Vec<usize>, Vec<String>
 }
 
 /// Bytes per copy: `--mib`, else 64 MiB (quick) or 256 MiB, within every GPU's largest
-/// buffer and a share of host memory (each GPU keeps two host buffers of this size, one
+/// buffer and a share of host memory (each GPU keeps three host buffers of this size, one
 /// staging buffer is shared, and a software adapter's buffers are host memory too).
 fn copy_bytes(
     opts: &Options,
@@ -330,7 +312,7 @@ fn copy_bytes(
         .min()
         .unwrap_or(want);
     let host = if ram > 0 {
-        ram / 2 / (4 * infos.len() as u64 + 1)
+        ram / 2 / (5 * infos.len() as u64 + 1)
     } else {
         want
     };
@@ -380,8 +362,9 @@ struct Shared<'a> {
     floats: usize,
     seed: u64,
     barrier: Barrier,
-    /// The host buffer a GPU-to-GPU copy is staged through.
-    staging: Mutex<Vec<f32>>,
+    /// The host buffer a GPU-to-GPU copy is staged through, and whether the source's copy
+    /// into it succeeded this run.
+    staging: Mutex<(Vec<f32>, bool)>,
     epoch: Instant,
     progress: &'a (dyn Fn(&str) + Sync),
     /// Each slot's adapter index, for progress lines.
@@ -467,16 +450,65 @@ impl Slot {
     }
 
     fn fail(&mut self, e: String) {
-        self.link = None;
+        // Releasing a device after a driver error may panic too: contained, so that this
+        // thread goes on meeting the barriers.
+        let link = self.link.take();
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(link)));
         self.error.get_or_insert(e);
     }
 }
 
+/// Opens one GPU's link (on the thread that will use it).
+type Opener<'a> = Box<dyn Fn() -> Result<Box<dyn link::Link>> + Sync + 'a>;
+
+/// One thread a GPU, every thread walking `steps`; what each recorded.
+fn walk(
+    openers: &[Opener<'_>],
+    steps: &[Step],
+    runs: usize,
+    floats: usize,
+    index: Vec<usize>,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Vec<Worker> {
+    let shared = Shared {
+        steps,
+        runs,
+        floats,
+        seed: crate::clock::since_epoch().as_nanos() as u64,
+        barrier: Barrier::new(openers.len()),
+        staging: Mutex::new((Vec::new(), false)),
+        epoch: Instant::now(),
+        progress,
+        index,
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = openers
+            .iter()
+            .enumerate()
+            .map(|(me, open)| {
+                let sh = &shared;
+                s.spawn(move || worker(me, open.as_ref(), sh))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Worker::failed("the thread panicked"))
+            })
+            .collect()
+    })
+}
+
 /// One GPU's thread: opens the device, puts its data there, then walks the schedule.
-fn worker(me: usize, adapter: &Adapter, info: &AdapterSummary, sh: &Shared<'_>) -> Worker {
+fn worker(
+    me: usize,
+    open: &(dyn Fn() -> Result<Box<dyn link::Link>> + Sync),
+    sh: &Shared<'_>,
+) -> Worker {
     let data = sh.data(me);
     let opened = catch_unwind(AssertUnwindSafe(|| {
-        let mut l = link::open(adapter, info, sh.floats)?;
+        let mut l = open()?;
         l.put(&data)?;
         Ok::<_, anyhow::Error>(l)
     }));
@@ -497,6 +529,7 @@ fn worker(me: usize, adapter: &Adapter, info: &AdapterSummary, sh: &Shared<'_>) 
     let mut t = Thread {
         me,
         host: vec![0f32; sh.floats],
+        other: data.iter().map(|x| f32::from_bits(!x.to_bits())).collect(),
         data,
         slot,
         w: Worker::default(),
@@ -522,6 +555,9 @@ struct Thread {
     me: usize,
     /// What this GPU's buffer holds (put there at the start and after every change).
     data: Vec<f32>,
+    /// `data` with every bit flipped: runs alternate the two, the last run `data`, so a copy
+    /// that did nothing leaves the other pattern behind and fails its check.
+    other: Vec<f32>,
     /// Where copies out land.
     host: Vec<f32>,
     slot: Slot,
@@ -529,25 +565,38 @@ struct Thread {
 }
 
 impl Thread {
-    /// One direction's step: every run starts at the barrier; active threads copy.
+    /// One direction's step: every run starts at the barrier; active threads copy. Runs
+    /// alternate `data` and `other`, the last one `other` (the buffer held `data` before:
+    /// a copy that did nothing shows): host-to-device checks the buffer after the step;
+    /// device-to-host puts each run's pattern first (untimed, before the barrier) and checks
+    /// every copy. Either way the buffer gets `data` back at the end (untimed).
     fn way(&mut self, d: Direction, active: bool, k: usize, sh: &Shared<'_>) {
-        let (data, host, slot) = (&self.data, &mut self.host, &mut self.slot);
-        host.fill(0.0);
+        let (data, other, host, slot) = (&self.data, &self.other, &mut self.host, &mut self.slot);
+        let total = WARMUP_RUNS + sh.runs;
+        let pattern = |run: usize| {
+            if (total - 1 - run).is_multiple_of(2) {
+                other
+            } else {
+                data
+            }
+        };
         let mut bad_runs = 0;
-        for run in 0..WARMUP_RUNS + sh.runs {
+        for run in 0..total {
+            let want = pattern(run);
+            if active && d == Direction::ToHost {
+                host.fill(0.0);
+                slot.copy(sh.epoch, |l| l.put(want));
+            }
             sh.barrier.wait();
             if !active {
                 continue;
             }
             let span = match d {
-                Direction::ToDevice => slot.copy(sh.epoch, |l| l.put(data)),
+                Direction::ToDevice => slot.copy(sh.epoch, |l| l.put(want)),
                 Direction::ToHost => slot.copy(sh.epoch, |l| l.get(host)),
             };
-            if d == Direction::ToHost && span.is_some() {
-                if differ(host, data) > 0 {
-                    bad_runs += 1;
-                }
-                host.fill(0.0);
+            if d == Direction::ToHost && span.is_some() && differ(host, want) > 0 {
+                bad_runs += 1;
             }
             if let Some(span) = span.filter(|_| run >= WARMUP_RUNS) {
                 self.w.spans.insert((k, run - WARMUP_RUNS), span);
@@ -557,51 +606,62 @@ impl Thread {
             return;
         }
         let c = match d {
-            Direction::ToDevice => match slot.copy(sh.epoch, |l| l.get(host)) {
-                Some(_) => check(
-                    differ(host, data),
-                    data.len(),
-                    "device buffer read back after the step and compared bit for bit",
-                ),
-                None => return,
-            },
+            Direction::ToDevice => {
+                host.fill(0.0);
+                if slot.copy(sh.epoch, |l| l.get(host)).is_none() {
+                    return;
+                }
+                check(
+                    differ(host, other),
+                    other.len(),
+                    "runs alternate two patterns; the buffer read back after the last and compared bit for bit",
+                )
+            }
             Direction::ToHost => Check {
                 passed: bad_runs == 0,
                 detail: if bad_runs == 0 {
-                    "every copy compared bit for bit with the data put there".into()
+                    "runs alternate two patterns; every copy compared bit for bit with the one put there".into()
                 } else {
-                    format!(
-                        "{bad_runs} of {} copies arrived changed",
-                        WARMUP_RUNS + sh.runs
-                    )
+                    format!("{bad_runs} of {total} copies arrived changed")
                 },
             },
         };
         self.w.checks.insert(k, c);
+        slot.copy(sh.epoch, |l| l.put(data));
     }
 
-    /// A host-staged copy from `a` to `b`: `a` reads into the shared staging buffer, then
-    /// (after a barrier) `b` writes from it. `b` checks its buffer against `a`'s data
-    /// afterwards and puts its own data back.
+    /// A host-staged copy from `a` to `b`: `a` reads into the shared staging buffer (zeroed
+    /// first, untimed), then (after a barrier) `b` writes from it, unless `a`'s copy failed.
+    /// `b` reads its buffer back after every run (untimed) and compares it with `a`'s data,
+    /// and puts its own data back at the end.
     fn pair(&mut self, (a, b): (usize, usize), k: usize, sh: &Shared<'_>) {
         let me = self.me;
-        if me == a {
-            // Stale data from an earlier pair would hide a copy that did nothing.
-            let mut st = sh.staging.lock().unwrap_or_else(|p| p.into_inner());
-            st.clear();
-            st.resize(sh.floats, 0.0);
-        }
+        let want = (me == b).then(|| sh.data(a));
+        let (mut bad, mut source_failed) = (0, false);
         for run in 0..WARMUP_RUNS + sh.runs {
             sh.barrier.wait();
             let mut span = None;
             if me == a {
                 let mut st = sh.staging.lock().unwrap_or_else(|p| p.into_inner());
-                span = self.slot.copy(sh.epoch, |l| l.get(&mut st));
+                st.0.clear();
+                st.0.resize(sh.floats, 0.0);
+                span = self.slot.copy(sh.epoch, |l| l.get(&mut st.0));
+                st.1 = span.is_some();
             }
             sh.barrier.wait();
-            if me == b {
+            if let (true, Some(want)) = (me == b, &want) {
                 let st = sh.staging.lock().unwrap_or_else(|p| p.into_inner());
-                span = self.slot.copy(sh.epoch, |l| l.put(&st));
+                if !st.1 {
+                    source_failed = true;
+                    continue;
+                }
+                span = self.slot.copy(sh.epoch, |l| l.put(&st.0));
+                drop(st);
+                let host = &mut self.host;
+                host.fill(0.0);
+                if span.is_some() && self.slot.copy(sh.epoch, |l| l.get(host)).is_some() {
+                    bad += usize::from(differ(host, want) > 0);
+                }
             }
             if let Some(span) = span.filter(|_| run >= WARMUP_RUNS) {
                 self.w.spans.insert((k, run - WARMUP_RUNS), span);
@@ -610,17 +670,23 @@ impl Thread {
         if me != b || self.slot.link.is_none() {
             return;
         }
-        let host = &mut self.host;
-        host.fill(0.0);
-        if self.slot.copy(sh.epoch, |l| l.get(host)).is_none() {
-            return;
-        }
-        let want = sh.data(a);
-        let c = check(
-            differ(host, &want),
-            want.len(),
-            "destination read back and compared bit for bit with the source's data",
-        );
+        let total = WARMUP_RUNS + sh.runs;
+        let c = if source_failed {
+            Check {
+                passed: false,
+                detail: format!("not measured: the source GPU (#{}) failed", sh.index[a]),
+            }
+        } else if bad == 0 {
+            Check {
+                passed: true,
+                detail: "destination read back after every copy and compared bit for bit with the source's data".into(),
+            }
+        } else {
+            Check {
+                passed: false,
+                detail: format!("{bad} of {total} copies arrived changed"),
+            }
+        };
         self.w.checks.insert(k, c);
         let data = &self.data;
         self.slot.copy(sh.epoch, |l| l.put(data));
@@ -833,6 +899,146 @@ mod tests {
         }
     }
 
+    /// A link over host memory with a defect, for the method's own checks.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Defect {
+        None,
+        /// Every put after the first (at open) does nothing.
+        NoopPut,
+        /// Gets do nothing.
+        NoopGet,
+        /// The n-th call and every one after fail.
+        FailFrom(usize),
+    }
+
+    struct Fake {
+        buf: Vec<f32>,
+        defect: Defect,
+        calls: usize,
+    }
+
+    impl link::Link for Fake {
+        fn put(&mut self, host: &[f32]) -> Result<()> {
+            self.calls += 1;
+            if let Defect::FailFrom(n) = self.defect
+                && self.calls >= n
+            {
+                anyhow::bail!("injected failure");
+            }
+            if self.defect != Defect::NoopPut || self.calls == 1 {
+                self.buf.copy_from_slice(host);
+            }
+            Ok(())
+        }
+        fn get(&mut self, host: &mut [f32]) -> Result<()> {
+            self.calls += 1;
+            if let Defect::FailFrom(n) = self.defect
+                && self.calls >= n
+            {
+                anyhow::bail!("injected failure");
+            }
+            if self.defect != Defect::NoopGet {
+                host.copy_from_slice(&self.buf);
+            }
+            Ok(())
+        }
+    }
+
+    /// The whole method over fake links, two timed runs a step, 1,024 floats.
+    fn walk_fakes(defects: &[Defect]) -> (Vec<Step>, Vec<Worker>) {
+        let floats = 1024;
+        let openers: Vec<Opener<'_>> = defects
+            .iter()
+            .map(|&defect| {
+                Box::new(move || {
+                    Ok(Box::new(Fake {
+                        buf: vec![0.0; floats],
+                        defect,
+                        calls: 0,
+                    }) as Box<dyn link::Link>)
+                }) as Opener<'_>
+            })
+            .collect();
+        let steps = schedule(defects.len());
+        let outs = walk(
+            &openers,
+            &steps,
+            2,
+            floats,
+            (0..defects.len()).collect(),
+            &|_| {},
+        );
+        (steps, outs)
+    }
+
+    fn check_of(steps: &[Step], outs: &[Worker], who: usize, s: Step) -> Check {
+        let k = steps.iter().position(|&x| x == s).unwrap();
+        outs[who].checks[&k].clone()
+    }
+
+    #[test]
+    fn good_links_pass_every_check_and_copies_that_do_nothing_fail_theirs() {
+        let (steps, outs) = walk_fakes(&[Defect::None, Defect::None]);
+        for (k, s) in steps.iter().enumerate() {
+            let who = match *s {
+                Step::Alone(_, w) | Step::Pair(_, w) => vec![w],
+                Step::Together(_) => vec![0, 1],
+            };
+            for w in who {
+                assert!(outs[w].checks[&k].passed, "{s:?}: {:?}", outs[w].checks[&k]);
+                assert_eq!(
+                    (0..2)
+                        .filter(|r| outs[w].spans.contains_key(&(k, *r)))
+                        .count(),
+                    2
+                );
+            }
+        }
+        // GPU 1's puts do nothing: its host-to-device check, its device-to-host check (the
+        // patterns put before each copy never arrive) and the copy into it fail.
+        let (steps, outs) = walk_fakes(&[Defect::None, Defect::NoopPut]);
+        let c = |who, s| check_of(&steps, &outs, who, s);
+        assert!(!c(1, Step::Alone(Direction::ToDevice, 1)).passed);
+        assert!(!c(1, Step::Alone(Direction::ToHost, 1)).passed);
+        assert!(!c(1, Step::Pair(0, 1)).passed);
+        assert!(c(0, Step::Alone(Direction::ToDevice, 0)).passed);
+        assert!(
+            c(0, Step::Pair(1, 0)).passed,
+            "GPU 1's buffer still holds its data"
+        );
+        // GPU 0's gets do nothing: device-to-host fails, the copy out of it fails, and so
+        // does the copy into it (its read-back cannot confirm what arrived).
+        let (steps, outs) = walk_fakes(&[Defect::NoopGet, Defect::None]);
+        let c = |who, s| check_of(&steps, &outs, who, s);
+        assert!(!c(0, Step::Alone(Direction::ToHost, 0)).passed);
+        assert!(!c(1, Step::Pair(0, 1)).passed);
+        assert!(!c(0, Step::Pair(1, 0)).passed);
+        assert!(c(1, Step::Alone(Direction::ToHost, 1)).passed);
+    }
+
+    #[test]
+    fn a_gpu_that_fails_midway_stops_alone_and_the_others_finish() {
+        // GPU 1 fails at its 10th call (during the first steps); nothing hangs.
+        let (steps, outs) = walk_fakes(&[Defect::None, Defect::FailFrom(10), Defect::None]);
+        assert_eq!(outs[1].error.as_deref(), Some("injected failure"));
+        assert!(outs[0].error.is_none() && outs[2].error.is_none());
+        let c = |who, s| check_of(&steps, &outs, who, s);
+        assert!(c(0, Step::Pair(2, 0)).passed);
+        assert!(c(2, Step::Pair(0, 2)).passed);
+        let from_failed = c(0, Step::Pair(1, 0));
+        assert!(!from_failed.passed);
+        assert!(
+            from_failed.detail.contains("the source GPU (#1) failed"),
+            "{from_failed:?}"
+        );
+        let r = results(&steps, &outs);
+        let k = steps
+            .iter()
+            .position(|&x| x == Step::Together(Direction::ToHost))
+            .unwrap();
+        assert!(r.figure(1, k).gbs.is_none());
+    }
+
     #[test]
     fn the_schedule_runs_each_gpu_alone_then_all_then_every_ordered_pair() {
         let s = schedule(3);
@@ -1016,8 +1222,8 @@ mod tests {
             100 << 20
         );
         assert!(notes[0].contains("100 MiB, not 512 MiB"));
-        // 2 GiB of RAM, two GPUs: 1 GiB over 9 buffers.
+        // 2 GiB of RAM, two GPUs: 1 GiB over 11 buffers.
         let got = copy_bytes(&opts, &[&b, &b], 2 << 30, &mut notes).unwrap();
-        assert_eq!(got, ((1u64 << 30) / 9) / 4096 * 4096);
+        assert_eq!(got, ((1u64 << 30) / 11) / 4096 * 4096);
     }
 }

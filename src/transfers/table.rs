@@ -55,7 +55,7 @@ fn direction_table(t: &Transfers, d: Direction) -> String {
                 a.gpus,
                 rate(s),
                 if r < 0.8 {
-                    ": they share a link"
+                    ": slower together (a shared link or switch, or host memory)"
                 } else {
                     ""
                 }
@@ -116,8 +116,8 @@ fn pairs_table(t: &Transfers) -> String {
 /// Everything, for the terminal.
 pub fn render(t: &Transfers) -> String {
     let mut out = format!(
-        "{} MiB per copy on {} GPU(s); {}; host CPU {}\n",
-        t.bytes >> 20,
+        "{} per copy on {} GPU(s); {}; host CPU {}\n",
+        crate::hierarchy::size(t.bytes),
         t.gpus.len(),
         t.timing,
         t.cpu_model
