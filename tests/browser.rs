@@ -33,11 +33,14 @@ const SUITE_LIMIT: Duration = Duration::from_secs(600);
 /// Figures the browser may lack (their results say `unsupported` with a reason): no f64 in
 /// WebGPU, `shader-f16` and `packed_4x8_integer_dot_product` where the browser offers them,
 /// no cooperative matrices.
-const MAY_BE_UNSUPPORTED: [FigureKey; 4] = [
+const MAY_BE_UNSUPPORTED: [FigureKey; 6] = [
     FigureKey::MatmulF16,
     FigureKey::MatmulF64,
     FigureKey::MatmulInt8,
     FigureKey::MatmulCoop,
+    // OpenCL only: WebGPU has no queued timestamp, WGSL no f64 matrices.
+    FigureKey::LatencyLaunch,
+    FigureKey::MatmulF64Matrix,
 ];
 
 /// Beside `common::HEADLESS_CHROMIUM`: the flags that give a WebGPU adapter on SwiftShader.
