@@ -20,8 +20,9 @@ adapter=()
 if [ -n "$dev" ]; then adapter=(--adapter "$dev"); fi
 tests=(--global-bandwidth --compute-sp --transfer-bandwidth --kernel-latency)
 # Transfers at clpeak's own copy size: half the largest allocation, at most 2^27 floats
-# (512 MiB), which is what it copies on PoCL; a smaller copy measured 10-25% slower per byte
-# on PoCL in a pyopencl loop (2026-12-06), so a comparison at 128 MiB compared sizes.
+# (512 MiB), which is what it copies on PoCL: in a pyopencl loop on PoCL (2026-12-06) writes
+# of 128 MiB ran at 10.3-11.6 GB/s against 11.7-14.9 at 512 MiB (reads did not differ), so a
+# comparison at 128 MiB compared sizes.
 max_alloc=$(clinfo --raw 2>/dev/null | awk '/CL_DEVICE_MAX_MEM_ALLOC_SIZE/ {print $NF}' | head -n1 || true)
 mib=$(( ${max_alloc:-1073741824} / 2 / 1048576 ))
 if [ "$mib" -gt 512 ]; then mib=512; fi

@@ -348,6 +348,13 @@ pub fn parse_size(s: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// Each step as (KiB, the level it is named after).
+    fn kib_and_level(s: &[Step]) -> Vec<(u64, Option<&str>)> {
+        s.iter()
+            .map(|s| (s.bytes >> 10, s.level.as_deref()))
+            .collect()
+    }
+
     fn cache(level: &str, bytes: u64) -> Cache {
         Cache {
             level: level.into(),
@@ -385,10 +392,7 @@ mod tests {
             cache("L3", 32 << 20),
         ];
         let s = steps(&pts, false, &stated);
-        let found: Vec<(u64, Option<&str>)> = s
-            .iter()
-            .map(|s| (s.bytes >> 10, s.level.as_deref()))
-            .collect();
+        let found = kib_and_level(&s);
         assert_eq!(
             found,
             vec![(64, Some("L1d")), (2048, Some("L2")), (32768, Some("L3"))],
@@ -420,11 +424,8 @@ mod tests {
             .map(|(i, &v)| (16u64 << (10 + i), v))
             .collect();
         let s = steps(&pts, false, &[cache("L2", 2 << 20), cache("L3", 260 << 20)]);
-        let found: Vec<(u64, Option<&str>)> = s
-            .iter()
-            .map(|s| (s.bytes >> 20, s.level.as_deref()))
-            .collect();
-        assert_eq!(found, vec![(1, Some("L2")), (8, None)], "{s:?}");
+        let found = kib_and_level(&s);
+        assert_eq!(found, vec![(1024, Some("L2")), (8192, None)], "{s:?}");
         let pts = [
             (1 << 20, 5.0),
             (2 << 20, 5.0),
@@ -458,10 +459,7 @@ mod tests {
             cache("L3", 32 << 20),
         ];
         let s = steps(&pts, false, &stated);
-        let found: Vec<(u64, Option<&str>)> = s
-            .iter()
-            .map(|s| (s.bytes >> 10, s.level.as_deref()))
-            .collect();
+        let found = kib_and_level(&s);
         assert_eq!(
             found,
             vec![(32, Some("L1d")), (2048, Some("L2")), (4096, None)],

@@ -47,19 +47,10 @@ __kernel void triad(__global T *a, __global const T *b, __global const T *c, con
     a[i] = b[i] + s * c[i];
 }
 
-__kernel void dot_partial(__global const T *a, __global const T *b, __global float *partial,
-                  __local float *scratch, const uint per) {
-    // Each work-item sums `per` products a grid apart (neighbouring work-items still read
-    // neighbouring addresses), so the work-group's reduction runs once per `per` elements.
-    const size_t g = get_global_size(0);
-    size_t i = get_global_id(0);
+// The work-group's sum of each work-item's `v` into partial[group] (every work-item calls it).
+void group_sum(float v, __local float *scratch, __global float *partial) {
     const uint lid = get_local_id(0);
-    T acc = a[i] * b[i];
-    for (uint j = 1; j < per; j++) {
-        i += g;
-        acc += a[i] * b[i];
-    }
-    scratch[lid] = HSUM(acc);
+    scratch[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint w = get_local_size(0) / 2; w > 0; w /= 2) {
         if (lid < w) scratch[lid] += scratch[lid + w];
@@ -68,22 +59,29 @@ __kernel void dot_partial(__global const T *a, __global const T *b, __global flo
     if (lid == 0) partial[get_group_id(0)] = scratch[0];
 }
 
+__kernel void dot_partial(__global const T *a, __global const T *b, __global float *partial,
+                  __local float *scratch, const uint per) {
+    // Each work-item sums `per` products a grid apart (neighbouring work-items still read
+    // neighbouring addresses), so the work-group's reduction runs once per `per` elements.
+    const size_t g = get_global_size(0);
+    size_t i = get_global_id(0);
+    T acc = a[i] * b[i];
+    for (uint j = 1; j < per; j++) {
+        i += g;
+        acc += a[i] * b[i];
+    }
+    group_sum(HSUM(acc), scratch, partial);
+}
+
 // The same sum over `per` consecutive elements a work-item: what a CPU device (PoCL runs a
 // work-group's work-items one after another) streams well, where the grid-apart layout
 // above walks memory a grid apart within one work-item. The tuner takes the faster.
 __kernel void dot_blocked(__global const T *a, __global const T *b, __global float *partial,
                   __local float *scratch, const uint per) {
     const size_t i = get_global_id(0) * per;
-    const uint lid = get_local_id(0);
     T acc = a[i] * b[i];
     for (uint j = 1; j < per; j++) {
         acc += a[i + j] * b[i + j];
     }
-    scratch[lid] = HSUM(acc);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint w = get_local_size(0) / 2; w > 0; w /= 2) {
-        if (lid < w) scratch[lid] += scratch[lid + w];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) partial[get_group_id(0)] = scratch[0];
+    group_sum(HSUM(acc), scratch, partial);
 }

@@ -158,10 +158,12 @@ impl super::Probe for Latency {
 use on_opencl::{cl_sources, run_cl};
 
 /// The same method on OpenCL: one work-item bumps a counter; the round trip is enqueue +
-/// `clFinish` on the wall clock, the batched cost many enqueues timed by profiling events.
+/// `clFinish` on the wall clock, the batched cost many enqueues timed by profiling events,
+/// the launch latency each dispatch's QUEUED to START.
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl {
     use super::*;
+    use crate::gpu::opencl::ClGpu;
     use crate::probes::ClCtx;
 
     const LATENCY_CL: &str = include_str!("../../shaders/opencl/latency.cl");
@@ -175,81 +177,78 @@ mod on_opencl {
         )]
     }
 
-    fn measure_cl(ctx: &ClCtx<'_>, batched: bool) -> Result<ProbeResult> {
+    /// Which latency: the round trip, the cost in a batch, or enqueue to start.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mode {
+        RoundTrip,
+        Batched,
+        Launch,
+    }
+
+    /// Enqueue to start of one dispatch (waited for with clFinish), from the event's QUEUED
+    /// and START timestamps.
+    fn launch_seconds(cl: &ClGpu, k: &opencl3::kernel::Kernel) -> Result<f64> {
+        let ev = cl.dispatch(k, &[1], Some(&[1]))?;
+        cl.finish()?;
+        let queued = ev.profiling_command_queued()?;
+        let start = ev.profiling_command_start()?;
+        if start < queued {
+            anyhow::bail!(
+                "OpenCL profiling events reversed: start {start} ns before queued {queued} ns"
+            );
+        }
+        Ok((start - queued) as f64 * 1e-9)
+    }
+
+    fn measure_cl(ctx: &ClCtx<'_>, mode: Mode) -> Result<ProbeResult> {
         let cl = ctx.cl;
         let prog = cl.build_source(&cl_sources()[0])?;
         let counter = cl.upload("counter", &[0u32])?;
         let k = cl.kernel(&prog, "bump", &[counter.arg()])?;
         let issued = Cell::new(0u64);
-        let (figure, what) = if batched {
-            (
+        let (figure, what, method) = match mode {
+            Mode::Batched => (
                 FigureKey::LatencyDispatch,
                 "many 1-work-item enqueues, one clFinish, time per dispatch",
-            )
-        } else {
-            (
+                TimingMethod::ProfilingEvents,
+            ),
+            Mode::RoundTrip => (
                 FigureKey::LatencyRoundTrip,
                 "enqueue one 1-work-item kernel + clFinish",
-            )
+                TimingMethod::WallClock,
+            ),
+            Mode::Launch => (
+                FigureKey::LatencyLaunch,
+                "enqueue one 1-work-item kernel + clFinish; CL_PROFILING_COMMAND_START - QUEUED",
+                TimingMethod::ProfilingEvents,
+            ),
         };
         let res = ProbeResult::of(figure).param("what", what);
-        let timing = if batched {
+        let timing = if mode == Mode::Batched {
             ctx.time(&ctx.plan(), &mut || {
                 issued.set(issued.get() + 1);
                 cl.dispatch(&k, &[1], Some(&[1]))
             })?
         } else {
-            pollster::block_on(measure::measure(
-                &ctx.plan(),
-                &|| TimingMethod::WallClock,
-                async |iters| {
-                    let t0 = Instant::now();
-                    for _ in 0..iters {
+            pollster::block_on(measure::measure(&ctx.plan(), &|| method, async |iters| {
+                let t0 = Instant::now();
+                let mut launch = 0.0;
+                for _ in 0..iters {
+                    if mode == Mode::Launch {
+                        launch += launch_seconds(cl, &k)?;
+                    } else {
                         cl.dispatch(&k, &[1], Some(&[1]))?;
                         cl.finish()?;
-                        issued.set(issued.get() + 1);
                     }
-                    Ok(t0.elapsed().as_secs_f64())
-                },
-            ))?
-        };
-        let got: Vec<u32> = cl.read(&counter, 1)?;
-        Ok(finish(res, timing, issued.get(), got[0]))
-    }
-
-    /// Enqueue to start of one dispatch at a time (each waited for with clFinish), from the
-    /// event's QUEUED and START timestamps, summed over a batch as the plan asks.
-    fn launch_cl(ctx: &ClCtx<'_>) -> Result<ProbeResult> {
-        let cl = ctx.cl;
-        let prog = cl.build_source(&cl_sources()[0])?;
-        let counter = cl.upload("counter", &[0u32])?;
-        let k = cl.kernel(&prog, "bump", &[counter.arg()])?;
-        let issued = Cell::new(0u64);
-        let res = ProbeResult::of(FigureKey::LatencyLaunch).param(
-            "what",
-            "enqueue one 1-work-item kernel + clFinish; CL_PROFILING_COMMAND_START - QUEUED",
-        );
-        let timing = pollster::block_on(measure::measure(
-            &ctx.plan(),
-            &|| TimingMethod::ProfilingEvents,
-            async |iters| {
-                let mut total = 0u64;
-                for _ in 0..iters {
-                    let ev = cl.dispatch(&k, &[1], Some(&[1]))?;
-                    cl.finish()?;
                     issued.set(issued.get() + 1);
-                    let queued = ev.profiling_command_queued()?;
-                    let start = ev.profiling_command_start()?;
-                    if start < queued {
-                        anyhow::bail!(
-                            "OpenCL profiling events reversed: start {start} ns before queued {queued} ns"
-                        );
-                    }
-                    total += start - queued;
                 }
-                Ok(total as f64 * 1e-9)
-            },
-        ))?;
+                Ok(if mode == Mode::Launch {
+                    launch
+                } else {
+                    t0.elapsed().as_secs_f64()
+                })
+            }))?
+        };
         let got: Vec<u32> = cl.read(&counter, 1)?;
         Ok(finish(res, timing, issued.get(), got[0]))
     }
@@ -257,15 +256,18 @@ mod on_opencl {
     pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
         let f = FigureKey::LatencyRoundTrip;
         super::super::step(ctx, emit, f, f.info().label, async {
-            measure_cl(ctx, false)
+            measure_cl(ctx, Mode::RoundTrip)
         })
         .await;
         let f = FigureKey::LatencyDispatch;
         super::super::step(ctx, emit, f, f.info().label, async {
-            measure_cl(ctx, true)
+            measure_cl(ctx, Mode::Batched)
         })
         .await;
         let f = FigureKey::LatencyLaunch;
-        super::super::step(ctx, emit, f, f.info().label, async { launch_cl(ctx) }).await;
+        super::super::step(ctx, emit, f, f.info().label, async {
+            measure_cl(ctx, Mode::Launch)
+        })
+        .await;
     }
 }

@@ -116,6 +116,16 @@ pub struct GpuLinks {
     pub error: Option<String>,
 }
 
+impl GpuLinks {
+    /// This GPU's figures in one direction.
+    pub fn way(&self, d: Direction) -> &Way {
+        match d {
+            Direction::ToDevice => &self.to_device,
+            Direction::ToHost => &self.to_host,
+        }
+    }
+}
+
 /// The node's total in one direction with every GPU copying at once.
 #[derive(Clone, Debug, Serialize)]
 pub struct Aggregate {
@@ -773,13 +783,9 @@ impl Results<'_> {
     fn aggregate(&self, d: Direction, gpus: &[GpuLinks]) -> Aggregate {
         let k = self.step(Step::Together(d));
         let n = self.outs.len();
-        let way = |g: &GpuLinks| match d {
-            Direction::ToDevice => g.to_device.clone(),
-            Direction::ToHost => g.to_host.clone(),
-        };
         let all_checked = gpus
             .iter()
-            .all(|g| way(g).together.is_some_and(|t| t.check.passed));
+            .all(|g| g.way(d).together.as_ref().is_some_and(|t| t.check.passed));
         let span = |r: usize| -> Option<f64> {
             let spans: Option<Vec<(f64, f64)>> = self
                 .outs
@@ -798,7 +804,7 @@ impl Results<'_> {
         };
         let sum_alone: Option<f64> = gpus
             .iter()
-            .map(|g| way(g).alone.gbs.map(|s| s.median))
+            .map(|g| g.way(d).alone.gbs.as_ref().map(|s| s.median))
             .sum();
         Aggregate {
             direction: d,

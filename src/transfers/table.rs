@@ -31,10 +31,7 @@ fn direction_table(t: &Transfers, d: Direction) -> String {
     }
     b.push_record(head);
     for g in &t.gpus {
-        let w = match d {
-            Direction::ToDevice => &g.to_device,
-            Direction::ToHost => &g.to_host,
-        };
+        let w = g.way(d);
         let mut row = vec![g.index.to_string(), name(g), cell(&w.alone)];
         if several {
             row.push(w.together.as_ref().map_or("-".into(), cell));
@@ -81,10 +78,7 @@ fn name(g: &GpuLinks) -> String {
 fn path(t: &Transfers, d: Direction) -> String {
     t.gpus
         .first()
-        .map(|g| match d {
-            Direction::ToDevice => g.to_device.path.clone(),
-            Direction::ToHost => g.to_host.path.clone(),
-        })
+        .map(|g| g.way(d).path.clone())
         .unwrap_or_default()
 }
 
