@@ -519,10 +519,19 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
     let Some(kind) = j.job else {
         return Ok(None);
     };
-    let mut model = crate::jobs::preset(&j.model)?;
+    let mut model = match &j.model_config {
+        Some(path) => crate::jobs::model_config(path)?,
+        None => crate::jobs::preset(&j.model)?,
+    };
     if let Some(p) = j.model_params {
         if !(p.is_finite() && (1e6..=1e13).contains(&p)) {
             bail!("--model-params {p}: expected a number of parameters from 1e6 to 1e13");
+        }
+        if model.is_moe() || model.source.is_some() {
+            bail!(
+                "--model-params scales the Llama presets' shape; {} comes with its own (give another config.json with --model-config)",
+                model.prose()
+            );
         }
         model = model.with_params(p);
     }
@@ -532,7 +541,7 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
             tokens: j.tokens,
             method: j.method,
             seq_len: j.seq_len,
-            compute: j.precision,
+            compute: j.precision.unwrap_or(crate::jobs::Precision::Fp16),
         }
         .scenario()?,
         cli::JobKind::LlmServe => crate::jobs::Serve {
@@ -542,6 +551,9 @@ fn job_scenario(j: &cli::JobArgs) -> Result<Option<crate::scenario::Scenario>> {
             prompt_tokens: j.prompt_tokens,
             output_tokens: j.output_tokens,
             concurrency: j.concurrency,
+            interactivity: j.interactivity,
+            ttft_s: j.ttft_s,
+            parallel: j.parallel,
             rate: j.request_rate.or(j.token_rate.map(|t| t / j.output_tokens)),
         }
         .scenario()?,
@@ -758,7 +770,33 @@ fn main_job(a: cli::RunArgs) -> Result<ExitCode> {
 }
 
 /// `calibration`: every published point recomputed, and every rule's factor refitted.
+/// `calibration --serving` and `--fit-serving`.
+fn serving_calibration_cmd(a: &cli::CalibrationArgs) -> Result<ExitCode> {
+    use crate::serving_calibration as sc;
+    let file = sc::PointsFile::embedded();
+    let catalog = Catalog::embedded();
+    let prepared = sc::prepare_all(&file, &catalog)?;
+    let fits = crate::scenario::serving::FitFile::embedded();
+    if a.fit_serving {
+        let new = sc::refit(&prepared, &fits);
+        println!("{}", serde_json::to_string_pretty(&new)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let checked = sc::check(&prepared, &fits);
+    let table = report::calibration::Serving {
+        summary: sc::summarise(&checked),
+        points: a.points.then_some(checked),
+        left_out: file.left_out.clone(),
+        fits: fits.fits.clone(),
+    };
+    print_as(&table, a.output.format())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn calibration_cmd(a: cli::CalibrationArgs) -> Result<ExitCode> {
+    if a.serving || a.fit_serving {
+        return serving_calibration_cmd(&a);
+    }
     let cal = crate::calibration::CalibrationFile::embedded();
     let table =
         report::calibration::Table::build(&cal, &Catalog::embedded(), &ScenarioFile::embedded())?;

@@ -367,6 +367,7 @@ impl CalibrationFile {
                 mem,
                 bus_gbps.map(|b| ("the point's link", b)),
                 nodes.1.map(|g| ("the point's network", g / 8.0)),
+                Some(g),
                 |f| rates.get(&f).copied().unwrap_or(f64::NAN),
             )
             .map_err(|why| anyhow::anyhow!("{gpu}: {why}"))?;

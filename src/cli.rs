@@ -61,8 +61,11 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
         "prompt_tokens",
         "output_tokens",
         "concurrency",
+        "interactivity",
+        "ttft_s",
+        "parallel",
     ];
-    const BOTH: &[&str] = &["model", "model_params", "precision"];
+    const BOTH: &[&str] = &["model", "model_config", "model_params", "precision"];
     let job = r.try_get_one::<JobKind>("job").ok().flatten().copied();
     let wrong: Vec<(&str, &str)> = match job {
         None => FINETUNE
@@ -208,6 +211,18 @@ pub struct BurnArgs {
 
 #[derive(Args, Debug)]
 pub struct CalibrationArgs {
+    /// The serving model against published serving runs (src/data/serving_points.json): per
+    /// GPU, the points fitted on and the held-out ones, each the share within 1.5x and the
+    /// median and 10th/90th percentile of estimate / published.
+    #[arg(long)]
+    pub serving: bool,
+    /// With --serving: every point, not the summary.
+    #[arg(long, requires = "serving")]
+    pub points: bool,
+    /// Refit the serving model's per-vendor parameters on the points marked fit and print
+    /// them as src/data/serving.json (the held-out points are not used).
+    #[arg(long, conflicts_with_all = ["serving", "points"])]
+    pub fit_serving: bool,
     #[command(flatten)]
     pub output: CompareOutput,
 }
@@ -568,9 +583,15 @@ pub struct JobArgs {
     /// --print-scenario shows it as a scenario file to edit.
     #[arg(long, value_enum, conflicts_with = "scenario")]
     pub job: Option<JobKind>,
-    /// The model's shape: 8b or 70b (Llama 3), 405b (Llama 3.1), llama2-7b.
+    /// The model: 8b or 70b (Llama 3), 405b (Llama 3.1), llama2-7b, or a Mixture-of-Experts
+    /// model from its config.json: deepseek-r1, qwen3-235b-a22b, gpt-oss-120b, gpt-oss-20b,
+    /// kimi-k2, llama4-maverick, mixtral-8x7b.
     #[arg(long, default_value = "8b", value_name = "PRESET")]
     pub model: String,
+    /// The model's Hugging Face config.json (dense or Mixture-of-Experts; GQA, MLA, sliding
+    /// windows; the weights' precision from its quantization_config).
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    pub model_config: Option<std::path::PathBuf>,
     /// Parameters, overriding the preset's count (the shape its family has at that size;
     /// the job is named by it), e.g. 13e9.
     #[arg(long, value_name = "N")]
@@ -588,8 +609,9 @@ pub struct JobArgs {
     /// the GPU has them: Blackwell, MI355X; FP8 engines elsewhere, said); llm-finetune: the
     /// matmuls' precision, fp16 (BF16/FP16 mixed precision) or fp8 (Transformer Engine's FP8
     /// GEMMs).
-    #[arg(long, value_enum, default_value = "fp16")]
-    pub precision: crate::jobs::Precision,
+    /// Default: as the model's config.json ships it, else fp16.
+    #[arg(long, value_enum)]
+    pub precision: Option<crate::jobs::Precision>,
     /// llm-serve: requests served.
     #[arg(long, default_value_t = 1e6, value_name = "N")]
     pub requests: f64,
@@ -607,10 +629,22 @@ pub struct JobArgs {
     /// llm-serve: output tokens per request.
     #[arg(long, default_value_t = 200.0, value_name = "N")]
     pub output_tokens: f64,
-    /// llm-serve: most requests in flight per copy of the model (the server's batch limit,
-    /// vLLM's max_num_seqs); lower it to bound each request's latency.
-    #[arg(long, default_value_t = crate::jobs::MAX_BATCH, value_name = "N")]
-    pub concurrency: f64,
+    /// llm-serve: requests in flight per copy of the model, as vLLM's, SGLang's and
+    /// InferenceX's clients count them (default: as many as the memory holds, at most 256,
+    /// vLLM's max_num_seqs; or the most that meet --interactivity / --ttft-s).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<f64>,
+    /// llm-serve: each request decodes at least this many output tokens per second (tokens
+    /// per second per user); each instance takes the most requests that still get it.
+    #[arg(long, value_name = "TOK_S", conflicts_with = "concurrency")]
+    pub interactivity: Option<f64>,
+    /// llm-serve: the time to the first token, at most, in seconds.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "concurrency")]
+    pub ttft_s: Option<f64>,
+    /// llm-serve: fix the layout of each copy of the model, e.g. tp=8 or tp=8,ep=8 or
+    /// tp=8,ep=8,dp-attention (default: the layout that serves the most tokens per GPU).
+    #[arg(long, value_name = "LAYOUT", value_parser = crate::scenario::serving::Parallel::parse)]
+    pub parallel: Option<crate::scenario::serving::Parallel>,
     /// Print the job (or --scenario) as a scenario file and stop: the schema by example.
     #[arg(long)]
     pub print_scenario: bool,

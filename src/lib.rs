@@ -42,6 +42,7 @@ pub mod results;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod runs;
 pub mod scenario;
+pub mod serving_calibration;
 pub mod stats;
 pub mod suite;
 #[cfg(not(target_arch = "wasm32"))]

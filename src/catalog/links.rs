@@ -101,14 +101,20 @@ pub fn of(inst: &Instance, gpu: &GpuSpec) -> Option<Link> {
             source: l.source.clone(),
         });
     }
+    Some(of_gpu(gpu))
+}
+
+/// The link between several `gpu`s where no instance states one: its baseboard's, else
+/// PCIe of its generation (assumed).
+pub fn of_gpu(gpu: &GpuSpec) -> Link {
     let t = table();
     if let Some(b) = t.boards.iter().find(|b| b.gpus.contains(&gpu.id)) {
-        return Some(Link {
+        return Link {
             kind: b.kind.clone(),
             bus_gbps: b.bus_gbps,
             basis: LinkBasis::Board,
             source: b.source.clone(),
-        });
+        };
     }
     let generation = pcie_generation(gpu);
     let bus = t
@@ -118,12 +124,12 @@ pub fn of(inst: &Instance, gpu: &GpuSpec) -> Option<Link> {
         .find(|g| g.generation == generation)
         .or_else(|| t.pcie.generations.iter().find(|g| g.generation == 4))
         .map_or(24.0, |g| g.bus_gbps);
-    Some(Link {
+    Link {
         kind: format!("PCIe Gen{generation} x16"),
         bus_gbps: bus,
         basis: LinkBasis::Assumed,
         source: t.pcie.source.clone(),
-    })
+    }
 }
 
 /// The GPU ids the baseboard table names (checked against the catalog by a test).

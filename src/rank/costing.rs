@@ -271,7 +271,7 @@ impl Costing<'_> {
         let net = crate::catalog::networks::of(&inst.provider, &inst.instance_type)
             .map(|n| (n.kind.as_str(), n.gb_per_s()));
         self.scenario
-            .timing_nodes(adapters, nodes, mem, link, net, value_in(uses))
+            .timing_nodes(adapters, nodes, mem, link, net, Some(gpu), value_in(uses))
     }
 
     /// The nodes the job runs on for an instance of `per_node` adapters: the number asked

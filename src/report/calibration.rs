@@ -194,3 +194,154 @@ impl Table {
         s
     }
 }
+
+/// `calibration --serving`: the serving model against published serving runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Serving {
+    pub fits: Vec<crate::scenario::serving::VendorFit>,
+    pub summary: Vec<crate::serving_calibration::Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub points: Option<Vec<crate::serving_calibration::Checked>>,
+    pub left_out: std::collections::BTreeMap<String, u64>,
+}
+
+impl Serving {
+    fn summary_rows(&self) -> Vec<[String; 7]> {
+        use crate::serving_calibration::Split;
+        self.summary
+            .iter()
+            .map(|s| {
+                [
+                    s.gpu.clone(),
+                    match s.split {
+                        Split::Fit => "fit".into(),
+                        Split::HeldOut => "held out".into(),
+                    },
+                    format!("{}", s.points),
+                    format!("{:.0}%", s.within * 100.0),
+                    format!("{:.2}", s.median),
+                    format!("{:.2}-{:.2}", s.p10, s.p90),
+                    format!("{}", s.not_run),
+                ]
+            })
+            .collect()
+    }
+
+    const HEAD: [&'static str; 7] = [
+        "GPU",
+        "part",
+        "points",
+        "within 1.5x",
+        "median ratio",
+        "p10-p90",
+        "not run",
+    ];
+
+    fn fits_text(&self) -> String {
+        self.fits
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: {:.0}% of the triad bandwidth, {:.0}% of the matrix rate, {:.0} us a step, {:.1} us a layer ({})",
+                    f.vendor,
+                    f.fit.bandwidth * 100.0,
+                    f.fit.compute * 100.0,
+                    f.fit.step_s * 1e6,
+                    f.fit.layer_s * 1e6,
+                    f.basis
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn left_text(&self) -> String {
+        let v: Vec<String> = self
+            .left_out
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        format!("Rows of the collected tables left out: {}.", v.join("; "))
+    }
+
+    pub fn text(&self) -> String {
+        let mut b = tabled::builder::Builder::default();
+        b.push_record(Self::HEAD);
+        for r in self.summary_rows() {
+            b.push_record(r);
+        }
+        let mut s = String::from(
+            "The serving model against published serving runs (ratio = estimate / published; held out: never fitted on):\n",
+        );
+        s.push_str(&super::term::fit(
+            b.build().with(Style::rounded()).to_owned(),
+        ));
+        if let Some(points) = &self.points {
+            let mut b = tabled::builder::Builder::default();
+            b.push_record([
+                "point",
+                "GPU",
+                "model",
+                "part",
+                "published",
+                "estimate",
+                "ratio",
+            ]);
+            for p in points {
+                b.push_record([
+                    p.id.clone(),
+                    p.gpu.clone(),
+                    p.model.clone(),
+                    format!("{:?}", p.split).to_lowercase(),
+                    format!("{:.1}", p.published),
+                    p.implied
+                        .map_or_else(|| p.why.clone().unwrap_or_default(), |v| format!("{v:.1}")),
+                    p.ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                ]);
+            }
+            s.push('\n');
+            s.push_str(&super::term::fit(
+                b.build().with(Style::rounded()).to_owned(),
+            ));
+        }
+        s.push_str("\nFitted per vendor:\n");
+        s.push_str(&self.fits_text());
+        s.push('\n');
+        s.push_str(&self.left_text());
+        s.push('\n');
+        super::term::wrap(&term_text(&s))
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "| {} |\n|---|---|---|---|---|---|---|\n",
+            Self::HEAD.join(" | ")
+        );
+        for r in self.summary_rows() {
+            s.push_str(&format!("| {} |\n", r.map(|c| md(&c)).join(" | ")));
+        }
+        if let Some(points) = &self.points {
+            s.push_str("\n| point | GPU | model | part | published | estimate | ratio | source |\n|---|---|---|---|---|---|---|---|\n");
+            for p in points {
+                s.push_str(&format!(
+                    "| {} | {} | {} | {:?} | {:.1} | {} | {} | {} |\n",
+                    md(&p.id),
+                    p.gpu,
+                    p.model,
+                    p.split,
+                    p.published,
+                    p.implied
+                        .map_or_else(|| md(p.why.as_deref().unwrap_or("")), |v| format!("{v:.1}")),
+                    p.ratio.map_or("-".into(), |r| format!("{r:.2}")),
+                    md(&p.source)
+                ));
+            }
+        }
+        s.push('\n');
+        s.push_str(&self.fits_text());
+        s.push_str("\n\n");
+        s.push_str(&self.left_text());
+        s.push('\n');
+        s
+    }
+}

@@ -307,3 +307,17 @@ impl Export for Burns<'_> {
         pretty(&v)
     }
 }
+
+impl Export for calibration::Serving {
+    const COMMAND: &'static str = "calibration --serving";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];
+    fn table(&self) -> String {
+        self.text()
+    }
+    fn json(&self) -> Result<String> {
+        pretty(self)
+    }
+    fn markdown(&self) -> String {
+        calibration::Serving::markdown(self)
+    }
+}

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod check;
+pub mod serving;
 mod timing;
 use check::*;
 pub use timing::*;
@@ -354,6 +355,10 @@ pub struct Scenario {
     /// Data-parallel communication on an instance of several GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collectives: Option<Collectives>,
+    /// LLM serving as servers run it (`rank --job llm-serve`): the step model of
+    /// `serving.rs` instead of `terms` and `decode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<serving::Serving>,
     /// The data a job takes out of the cloud (its results, a checkpoint, responses): costed
     /// at each provider's published transfer price (`src/data/egress.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -470,6 +475,7 @@ mod tests {
             sharded_memory: vec![],
             decode: None,
             collectives: None,
+            serving: None,
             egress: None,
             terms: vec![
                 Term {

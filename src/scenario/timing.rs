@@ -17,6 +17,10 @@ pub struct Collectives {
     pub what: String,
     #[serde(default, skip_serializing_if = "Parallelism::is_data")]
     pub parallelism: Parallelism,
+    /// Bytes a step sends all-to-all over every GPU of the job (expert parallelism's
+    /// tokens to their experts and back): each GPU sends its 1/n share, (n-1)/n of it away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_to_all: Option<f64>,
 }
 
 /// Which GPUs a scenario's collectives run over.
@@ -43,7 +47,8 @@ impl Collectives {
         if gpus <= 1.0 {
             return 0.0;
         }
-        self.steps * self.bytes_per_step * (gpus - 1.0) / gpus / (bus_gbps * 1e9)
+        let all_to_all = self.all_to_all.unwrap_or(0.0) / gpus;
+        self.steps * (self.bytes_per_step + all_to_all) * (gpus - 1.0) / gpus / (bus_gbps * 1e9)
     }
 }
 
@@ -59,6 +64,9 @@ pub struct Timing {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
     pub comm: Comm,
+    /// Serving: the copy's layout, concurrency and what each request and GPU get.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<super::serving::Point>,
 }
 
 /// Serving's layout: `copies` copies of the model, each tensor-parallel over
@@ -191,7 +199,12 @@ impl Scenario {
                 v.push(t.figure);
             }
         }
-        if self.decode.is_some() && !v.contains(&Rate::StreamTriad) {
+        if let Some(s) = &self.serving
+            && !v.contains(&s.engines)
+        {
+            v.push(s.engines);
+        }
+        if (self.decode.is_some() || self.serving.is_some()) && !v.contains(&Rate::StreamTriad) {
             v.push(Rate::StreamTriad);
         }
         v
@@ -211,6 +224,14 @@ impl Scenario {
         rate: impl Fn(Rate) -> f64,
     ) -> Result<Timing, NoRoom> {
         let n = adapters.max(1);
+        if self.serving.is_some() {
+            return self
+                .serve_timing(n, 1, mem_gb, link, None, None, &rate)
+                .map_err(|_| NoRoom {
+                    memory_gb: f64::from(n) * mem_gb,
+                    weight_gb: self.serving.as_ref().map_or(0.0, |s| s.weight_gb()),
+                });
+        }
         let terms = self.seconds_per_job(&rate);
         let Some(d) = &self.decode else {
             let compute = terms / f64::from(n);
@@ -220,6 +241,7 @@ impl Scenario {
                 compute,
                 layout: None,
                 comm,
+                serving: None,
             });
         };
         let mut best: Option<Timing> = None;
@@ -233,6 +255,7 @@ impl Scenario {
             let timing = Timing {
                 seconds: compute + comm.exposed(),
                 compute,
+                serving: None,
                 layout: Some(Layout {
                     gpus_per_copy: t,
                     copies: n / t,
@@ -262,6 +285,7 @@ impl Scenario {
     /// node's total GB/s): `bytes_per_step x (nodes-1)/nodes` through each node's network a
     /// step. They overlap the compute as on one node; only what outlasts it adds time. One
     /// node is [`Scenario::timing`]. Err: why the job cannot run on several nodes.
+    #[allow(clippy::too_many_arguments)]
     pub fn timing_nodes(
         &self,
         adapters: u32,
@@ -269,8 +293,12 @@ impl Scenario {
         mem_gb: f64,
         link: Option<(&str, f64)>,
         net: Option<(&str, f64)>,
+        gpu: Option<&GpuSpec>,
         rate: impl Fn(Rate) -> f64,
     ) -> Result<Timing, String> {
+        if self.serving.is_some() {
+            return self.serve_timing(adapters.max(1), nodes.max(1), mem_gb, link, net, gpu, &rate);
+        }
         if nodes <= 1 {
             return self
                 .timing(adapters, mem_gb, link, rate)
@@ -313,6 +341,78 @@ impl Scenario {
             compute,
             layout: None,
             comm,
+            serving: None,
+        })
+    }
+
+    /// Serving on `nodes` nodes of `adapters` GPUs: the fastest copy (layout and
+    /// concurrency) for the target, as many copies as the GPUs hold side by side. A copy
+    /// larger than a node runs its collectives over the network between nodes, except in a
+    /// rack-scale NVLink domain (GB200 / GB300 NVL72: up to 72 GPUs on one link).
+    #[allow(clippy::too_many_arguments)]
+    fn serve_timing(
+        &self,
+        adapters: u32,
+        nodes: u32,
+        mem_gb: f64,
+        link: Option<(&str, f64)>,
+        net: Option<(&str, f64)>,
+        gpu: Option<&GpuSpec>,
+        rate: &impl Fn(Rate) -> f64,
+    ) -> Result<Timing, String> {
+        let s = self.serving.as_ref().expect("called for serving");
+        let total = adapters * nodes;
+        let rack = gpu.is_some_and(|g| matches!(g.id.as_str(), "gb200" | "gb300")) && total <= 72;
+        let m = serving::Machine {
+            mem_gb,
+            bandwidth: rate(Rate::StreamTriad),
+            flops: rate(s.engines),
+            bus_gbps: link.map(|l| l.1),
+            node_gpus: if rack { total } else { adapters },
+            net_gbps: net.map(|n| n.1 / f64::from(adapters)),
+            fit: serving::fits().for_gpu(gpu),
+        };
+        let pt = s.best_on(total, &m)?;
+        let copies = f64::from(total / pt.gpus);
+        let seconds = s.tokens / (copies * pt.concurrency / pt.step_s);
+        let steps = seconds / pt.step_s;
+        let comm = if pt.gpus <= 1 {
+            Comm::None
+        } else {
+            let over = if pt.gpus > m.node_gpus {
+                net.map(|n| n.0)
+            } else {
+                link.map(|l| l.0)
+            };
+            match (
+                over,
+                if pt.gpus > m.node_gpus {
+                    m.net_gbps
+                } else {
+                    m.bus_gbps
+                },
+            ) {
+                (Some(name), Some(bus)) => Comm::Counted {
+                    what: format!("{} collectives", pt.parallel.label()),
+                    link: name.to_string(),
+                    bus_gbps: bus,
+                    seconds: pt.comm_s * steps,
+                    exposed: pt.comm_s * steps,
+                },
+                _ => Comm::NoLink,
+            }
+        };
+        Ok(Timing {
+            seconds,
+            compute: seconds - comm.exposed(),
+            layout: Some(Layout {
+                gpus_per_copy: pt.gpus,
+                copies: copies as u32,
+                batch: pt.concurrency,
+                kv_gb: 0.0,
+            }),
+            comm,
+            serving: Some(pt),
         })
     }
 
@@ -361,7 +461,8 @@ impl Scenario {
     /// ones (and of the weights a decode reads). None: the scenario states no floor.
     pub fn memory_floor_on(&self, gpus: u32) -> Option<f64> {
         let shared: f64 = self.sharded_memory.iter().map(|m| m.gb).sum::<f64>()
-            + self.decode.as_ref().map_or(0.0, |d| d.weight_gb);
+            + self.decode.as_ref().map_or(0.0, |d| d.weight_gb)
+            + self.serving.as_ref().map_or(0.0, |s| s.weight_gb());
         let own = self.memory_floor_gb();
         if shared == 0.0 {
             return own;

@@ -1,0 +1,336 @@
+//! A model's shape from its Hugging Face `config.json`, each family's own field names:
+//! Llama / Qwen / Mistral (dense, GQA), Mixtral and gpt-oss (`num_local_experts`), Qwen-MoE
+//! (`num_experts`, `moe_intermediate_size`, `mlp_only_layers`, `decoder_sparse_step`),
+//! DeepSeek-V2/V3/R1 and Kimi K2 (`n_routed_experts`, `n_shared_experts`,
+//! `first_k_dense_replace`, MLA's `kv_lora_rank` and `qk_rope_head_dim`), Llama 4 (its
+//! `text_config`, `interleave_moe_layer_step`, dense layers of `intermediate_size_mlp`, a shared
+//! expert as wide as a routed one).
+//! Parameters are counted from the shapes (gated MLPs: 3 x hidden x width; biases and norms
+//! left out, under 0.1%); the multi-token-prediction layers (`num_nextn_predict_layers`) are
+//! not served and not counted, as the published totals do not count them. A field it cannot
+//! read is an error naming the file, the field and what was expected.
+
+use super::Precision;
+use super::model::{Attention, Model, Moe, Shipped, Sliding};
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+/// The fields of one object, with the file name for errors.
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    file: &'a str,
+    prefix: &'static str,
+}
+
+impl Fields<'_> {
+    fn err(&self, field: &str, expected: &str) -> anyhow::Error {
+        let got = match self.obj.get(field) {
+            None => "missing".to_string(),
+            Some(v) => format!("got {v}"),
+        };
+        anyhow::anyhow!(
+            "{}: field `{}{field}`: expected {expected} ({got})",
+            self.file,
+            self.prefix
+        )
+    }
+
+    /// A positive number, required.
+    fn num(&self, field: &str) -> Result<f64> {
+        self.opt(field)?
+            .ok_or_else(|| self.err(field, "a positive number"))
+    }
+
+    /// A positive number if present (null counts as absent).
+    fn opt(&self, field: &str) -> Result<Option<f64>> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ => Err(self.err(field, "a positive number")),
+            },
+        }
+    }
+
+    /// A whole number >= 0 if present.
+    fn count(&self, field: &str) -> Result<Option<f64>> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(x) => Ok(Some(x as f64)),
+                None => Err(self.err(field, "a whole number")),
+            },
+        }
+    }
+}
+
+/// The model described by `text`, the contents of the `config.json` named `file`.
+pub fn parse(text: &str, file: &str) -> Result<Model> {
+    let root: Value =
+        serde_json::from_str(text).with_context(|| format!("{file}: not a JSON config"))?;
+    let Some(top) = root.as_object() else {
+        bail!("{file}: expected a JSON object (a Hugging Face config.json)");
+    };
+    let model_type = top
+        .get("model_type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    // Multimodal configs (Llama 4) keep the language model under `text_config`.
+    let (obj, prefix) = match top.get("text_config").and_then(Value::as_object) {
+        Some(t) => (t, "text_config."),
+        None => (top, ""),
+    };
+    let f = Fields { obj, file, prefix };
+    let layers = f.num("num_hidden_layers")?;
+    let hidden = f.num("hidden_size")?;
+    let heads = f.num("num_attention_heads")?;
+    let kv_heads = f.opt("num_key_value_heads")?.unwrap_or(heads);
+    let vocab = f.num("vocab_size")?;
+    let tied = obj
+        .get("tie_word_embeddings")
+        .or(top.get("tie_word_embeddings"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mla = obj.contains_key("kv_lora_rank");
+    let head_dim = match f.opt("head_dim")? {
+        Some(d) => d,
+        None if mla => f.num("v_head_dim")?,
+        None => hidden / heads,
+    };
+    let (attention, attn_params) = if mla {
+        mla_attention(&f, hidden, heads)?
+    } else {
+        let q = hidden * heads * head_dim;
+        let kv = 2.0 * hidden * kv_heads * head_dim;
+        (Attention::Gqa, q + kv + heads * head_dim * hidden)
+    };
+    let mlp = mlp(&f, &model_type, layers, hidden)?;
+    let embeddings = vocab * hidden * if tied { 1.0 } else { 2.0 };
+    let params = layers * attn_params + mlp.dense + mlp.routed + embeddings;
+    let sliding = sliding(&f, layers)?;
+    let shipped = shipped(top, file)?;
+    Ok(Model {
+        name: top
+            .get("_name_or_path")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map_or_else(|| file_stem(file), |s| s.rsplit('/').next().unwrap().into()),
+        params,
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        attention_params: attn_params,
+        head_dim,
+        vocab,
+        attention,
+        sliding,
+        moe: mlp.moe,
+        shipped,
+        source: Some(file.to_string()),
+    })
+}
+
+fn file_stem(file: &str) -> String {
+    std::path::Path::new(file)
+        .file_stem()
+        .map_or_else(|| file.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// MLA's attention and its parameters a layer: the query (through `q_lora_rank` where it is
+/// set), the compressed KV and rotary key, their up-projection, the output.
+fn mla_attention(f: &Fields, hidden: f64, heads: f64) -> Result<(Attention, f64)> {
+    let kv_lora_rank = f.num("kv_lora_rank")?;
+    let rope_dim = f.num("qk_rope_head_dim")?;
+    let nope = f.num("qk_nope_head_dim")?;
+    let v = f.num("v_head_dim")?;
+    let qk = nope + rope_dim;
+    let q = match f.opt("q_lora_rank")? {
+        Some(r) => hidden * r + r * heads * qk,
+        None => hidden * heads * qk,
+    };
+    let kv = hidden * (kv_lora_rank + rope_dim) + kv_lora_rank * heads * (nope + v);
+    let o = heads * v * hidden;
+    Ok((
+        Attention::Mla {
+            kv_lora_rank,
+            rope_dim,
+        },
+        q + kv + o,
+    ))
+}
+
+/// The MLPs: dense parameters (dense layers, shared experts, routers) and routed experts.
+struct Mlp {
+    dense: f64,
+    routed: f64,
+    moe: Option<Moe>,
+}
+
+fn mlp(f: &Fields, model_type: &str, layers: f64, hidden: f64) -> Result<Mlp> {
+    let gated = |width: f64| 3.0 * hidden * width;
+    let experts = ["n_routed_experts", "num_local_experts", "num_experts"]
+        .iter()
+        .find_map(|k| f.count(k).transpose())
+        .transpose()?
+        .filter(|e| *e > 1.0);
+    let Some(experts) = experts else {
+        let width = f.num("intermediate_size")?;
+        return Ok(Mlp {
+            dense: layers * gated(width),
+            routed: 0.0,
+            moe: None,
+        });
+    };
+    let per_token = match f.opt("num_experts_per_tok")? {
+        Some(k) => k,
+        None => f
+            .opt("experts_per_token")?
+            .ok_or_else(|| f.err("num_experts_per_tok", "a positive number"))?,
+    };
+    if per_token > experts {
+        return Err(f.err(
+            "num_experts_per_tok",
+            &format!("at most the {experts} routed experts"),
+        ));
+    }
+    // The routed experts' width: `moe_intermediate_size` where the family has it (DeepSeek,
+    // Qwen-MoE), else `intermediate_size` (Mixtral, gpt-oss, Llama 4).
+    let width = match f.opt("moe_intermediate_size")? {
+        Some(w) => w,
+        None => f.num("intermediate_size")?,
+    };
+    let moe_layers = moe_layers(f, model_type, layers)?;
+    // Dense layers' width: DeepSeek's `intermediate_size`, Llama 4's `intermediate_size_mlp`.
+    let dense_width = f
+        .opt("intermediate_size_mlp")?
+        .or(if f.obj.contains_key("moe_intermediate_size") {
+            f.opt("intermediate_size")?
+        } else {
+            None
+        })
+        .unwrap_or(width);
+    let shared = if let Some(n) = f.count("n_shared_experts")? {
+        n * gated(width)
+    } else if let Some(w) = f.opt("shared_expert_intermediate_size")? {
+        gated(w)
+    } else if model_type == "llama4_text" || model_type == "llama4" {
+        // Llama 4's shared expert is as wide as a routed one (`intermediate_size`);
+        // `intermediate_size_mlp` is the dense layers' width.
+        gated(width)
+    } else {
+        0.0
+    };
+    let router = hidden * experts;
+    let expert_params = gated(width);
+    Ok(Mlp {
+        dense: (layers - moe_layers) * gated(dense_width) + moe_layers * (shared + router),
+        routed: moe_layers * experts * expert_params,
+        moe: Some(Moe {
+            experts,
+            per_token,
+            layers: moe_layers,
+            expert_params,
+        }),
+    })
+}
+
+/// How many layers route to experts: DeepSeek's after `first_k_dense_replace` (every
+/// `moe_layer_freq`), Qwen-MoE's every `decoder_sparse_step` but `mlp_only_layers`, Llama
+/// 4's every `interleave_moe_layer_step` (or its `moe_layers` list), else all.
+fn moe_layers(f: &Fields, model_type: &str, layers: f64) -> Result<f64> {
+    if let Some(Value::Array(list)) = f.obj.get("moe_layers") {
+        return Ok(list.len() as f64);
+    }
+    if let Some(k) = f.count("first_k_dense_replace")? {
+        let every = f.count("moe_layer_freq")?.unwrap_or(1.0).max(1.0);
+        return Ok(((layers - k) / every).ceil().max(0.0));
+    }
+    if let Some(step) = f.count("decoder_sparse_step")? {
+        let step = step.max(1.0);
+        let skipped = match f.obj.get("mlp_only_layers") {
+            Some(Value::Array(l)) => l.len() as f64,
+            None | Some(Value::Null) => 0.0,
+            Some(_) => return Err(f.err("mlp_only_layers", "a list of layer numbers")),
+        };
+        return Ok((layers / step).floor() - skipped);
+    }
+    if let Some(step) = f.count("interleave_moe_layer_step")? {
+        return Ok((layers / step.max(1.0)).floor());
+    }
+    let _ = model_type;
+    Ok(layers)
+}
+
+/// Sliding-window layers: gpt-oss lists each layer's type; Mistral-style configs give one
+/// window for every layer (`sliding_window`, ignored where `use_sliding_window` is false).
+fn sliding(f: &Fields, layers: f64) -> Result<Option<Sliding>> {
+    let Some(window) = f.opt("sliding_window")? else {
+        return Ok(None);
+    };
+    if f.obj.get("use_sliding_window").and_then(Value::as_bool) == Some(false) {
+        return Ok(None);
+    }
+    let count = match f.obj.get("layer_types") {
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter(|t| t.as_str() == Some("sliding_attention"))
+            .count() as f64,
+        _ => layers,
+    };
+    Ok((count > 0.0).then_some(Sliding {
+        window,
+        layers: count,
+    }))
+}
+
+/// The shipped format from `quantization_config`: FP8 (DeepSeek's 128x128 blocks), MXFP4
+/// (gpt-oss: routed experts at 4.25 bits, the rest BF16 as `modules_to_not_convert` says),
+/// NVFP4 (ModelOpt), GPTQ/AWQ 4-bit; none: 16-bit.
+fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
+    let Some(q) = top.get("quantization_config") else {
+        return Ok(None);
+    };
+    let method = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_lowercase();
+    let algo = q
+        .get("quant_algo")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_lowercase();
+    let fp8 = Shipped {
+        precision: Precision::Fp8,
+        expert_bytes: 1.0 + 4.0 / (128.0 * 128.0),
+        other_bytes: 1.0 + 4.0 / (128.0 * 128.0),
+        what: "FP8 weights in 128x128 blocks with an FP32 scale each",
+    };
+    Ok(Some(match (method.as_str(), algo.as_str()) {
+        ("fp8", _) | (_, "fp8") => fp8,
+        ("mxfp4", _) => Shipped {
+            precision: Precision::Fp4,
+            expert_bytes: 4.25 / 8.0,
+            other_bytes: 2.0,
+            what: "MXFP4 routed experts (4.25 bits a parameter with their scales), the rest BF16",
+        },
+        (_, "nvfp4") | ("nvfp4", _) => Shipped {
+            precision: Precision::Fp4,
+            expert_bytes: 0.5625,
+            other_bytes: 0.5625,
+            what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
+        },
+        ("gptq" | "awq", _) => Shipped {
+            precision: Precision::Int4,
+            expert_bytes: 0.55,
+            other_bytes: 0.55,
+            what: "4-bit weights (GPTQ/AWQ) with their scales",
+        },
+        _ => bail!(
+            "{file}: field `quantization_config.quant_method`: expected fp8, mxfp4, nvfp4 (modelopt quant_algo), gptq or awq (got {:?}); --precision states the weights' precision instead",
+            q.get("quant_method").unwrap_or(&Value::Null)
+        ),
+    }))
+}
