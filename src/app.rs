@@ -495,6 +495,45 @@ fn load_results(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ResultsFile
     ResultsFile::load_all(paths, |w| warn!("warning: {w}"))
 }
 
+/// The --results given: gpuvalue's results files (and folders of them), and the serving
+/// results of vLLM, SGLang or InferenceX among the files (their GPUs from `on` where the
+/// file does not say; a GPU not in the catalog is refused).
+fn split_results(
+    paths: &[std::path::PathBuf],
+    on: Option<&crate::serving_results::On>,
+    catalog: &Catalog,
+) -> Result<(
+    Vec<std::path::PathBuf>,
+    Vec<crate::serving_results::Measured>,
+)> {
+    let mut ours = Vec::new();
+    let mut serving = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            let text = crate::files::read_text(p, "results file")?;
+            if crate::serving_results::looks_like_serving(&text) {
+                for mut m in crate::serving_results::parse(&text, &p.display().to_string(), on)? {
+                    if catalog.gpu(&m.gpu).is_none() {
+                        // A product name ("NVIDIA L40S") as the catalog's names know it.
+                        match crate::catalog::names::resolve(&m.gpu, None, m.gpus, &catalog.gpus) {
+                            crate::catalog::names::Resolved::Gpu { id, .. } => m.gpu = id,
+                            _ => bail!(
+                                "{}: GPU {:?} is not a catalog GPU (`gpuvalue catalog` lists them); --results-on GPUSxGPU states it",
+                                p.display(),
+                                m.gpu
+                            ),
+                        }
+                    }
+                    serving.push(m);
+                }
+                continue;
+            }
+        }
+        ours.push(p.clone());
+    }
+    Ok((ours, serving))
+}
+
 /// The rank options (their bounds are checked by clap's value parsers).
 fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
     Ok(RankOptions {
@@ -511,7 +550,45 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
         },
         nodes: s.nodes,
         egress_gb: s.egress_gb,
+        serving: crate::rank::ServingOptions::default(),
+        model: None,
     })
+}
+
+/// A warning for each serving result no row was ranked on: what it measured, so the
+/// mismatch (GPU, model, lengths, targets) shows.
+fn unused_serving_results(r: &crate::rank::RankReport, opts: &RankOptions) {
+    for m in &opts.serving.results {
+        let used = r.rows.iter().any(|x| {
+            x.serving
+                .as_ref()
+                .and_then(|s| s.measured.as_deref())
+                .is_some_and(|f| f.starts_with(m.file.as_str()))
+        });
+        if !used {
+            warn!(
+                "warning: {}: {} on {}x {}, model {:?}, {:.0}/{:.0} tokens: matches no ranked row (the same GPU on a whole number of its servers, model, precision, lengths within 10% and the targets): those rows are estimates",
+                m.file,
+                m.tool.name(),
+                m.gpus,
+                m.gpu,
+                m.model,
+                m.prompt_tokens,
+                m.output_tokens
+            );
+        }
+    }
+}
+
+/// The model of `--job`, for matching measured serving results.
+fn job_model(j: &cli::JobArgs) -> Result<Option<crate::jobs::Model>> {
+    if j.job.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(match &j.model_config {
+        Some(path) => crate::jobs::model_config(path)?,
+        None => crate::jobs::preset(&j.model)?,
+    }))
 }
 
 /// The scenario of `--job` with its parameters; None without `--job`.
@@ -576,9 +653,26 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&file)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let (results, burns) =
-        crate::fleet::burn_gate(load_results(&a.results)?, a.settings.use_failed);
-    let opts = rank_options(&a.settings)?;
+    let (ours, measured) = split_results(&a.results, a.results_on.as_ref(), &c)?;
+    if !measured.is_empty() && scenario.serving.is_none() {
+        bail!("--results: serving results (vLLM, SGLang, InferenceX) apply to --job llm-serve");
+    }
+    let (results, burns) = crate::fleet::burn_gate(load_results(&ours)?, a.settings.use_failed);
+    let mut opts = rank_options(&a.settings)?;
+    opts.serving = crate::rank::ServingOptions {
+        results: measured,
+        api_price: a.job.api_price,
+    };
+    opts.model = job_model(&a.job)?;
+    if a.job.sweep {
+        if scenario.serving.is_none() {
+            bail!("--sweep applies to --job llm-serve");
+        }
+        let checked = c.checked();
+        let sweep = crate::rank::sweep(&checked, scenario, &results, &opts)?;
+        print_as(&sweep, a.output.format())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(e) = opts.filters.unmatched(&c) {
         bail!(e);
     }
@@ -610,6 +704,7 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let r = rank::rank(&checked, scenario, &results, &opts)?;
+    unused_serving_results(&r, &opts);
     let fleet = crate::fleet::analyse(&results, Some(&c));
     let ranking = report::export::Ranking {
         report: &r,
@@ -628,17 +723,23 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
 }
 
 fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    if a.job.sweep {
+        bail!("--sweep applies to rank: a report of --job llm-serve always draws the curve");
+    }
     let c = load_catalog(&a.settings.source)?;
     let scenarios = ScenarioFile::with_user(a.settings.scenarios.as_deref())?;
-    let chosen: Vec<&crate::scenario::Scenario> = if a.scenario.is_empty() {
-        scenarios.scenarios.iter().collect()
-    } else {
-        a.scenario
+    let generated = job_scenario(&a.job)?;
+    let chosen: Vec<&crate::scenario::Scenario> = match &generated {
+        Some(s) => vec![s],
+        None if a.scenario.is_empty() => scenarios.scenarios.iter().collect(),
+        None => a
+            .scenario
             .iter()
             .map(|id| scenarios.get(id).context("--scenario"))
-            .collect::<Result<_>>()?
+            .collect::<Result<_>>()?,
     };
-    let all = load_results(&a.results)?;
+    let (ours, measured) = split_results(&a.results, a.results_on.as_ref(), &c)?;
+    let all = load_results(&ours)?;
     // Burn-only files are shown (their verdicts) but rank nothing; a failed GPU's bench
     // files are left out of the rankings unless --use-failed.
     let burn_files: Vec<(String, ResultsFile)> = all
@@ -650,7 +751,12 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     for line in &burns.excluded {
         warn!("burn EXCLUDED: {line}");
     }
-    let opts = rank_options(&a.settings)?;
+    let mut opts = rank_options(&a.settings)?;
+    opts.serving = crate::rank::ServingOptions {
+        results: measured,
+        api_price: a.job.api_price,
+    };
+    opts.model = job_model(&a.job)?;
     if let Some(e) = opts.filters.unmatched(&c) {
         bail!(e);
     }
@@ -660,8 +766,13 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         .iter()
         .map(|s| rank::rank(&checked, s, &results, &opts))
         .collect::<Result<Vec<_>>>()?;
+    let sweeps = chosen
+        .iter()
+        .filter(|s| s.serving.is_some())
+        .map(|s| rank::sweep(&checked, s, &results, &opts))
+        .collect::<Result<Vec<_>>>()?;
     let shown: Vec<(String, ResultsFile)> = results.iter().cloned().chain(burn_files).collect();
-    let (html, md) = report::render(&shown, &ranks, &c);
+    let (html, md) = report::render_with(&shown, &ranks, &sweeps, &c);
     report::write(&a.out, &html, &md)?;
     say!(
         "report written to {}/report.html and report.md",

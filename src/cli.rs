@@ -64,6 +64,8 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
         "interactivity",
         "ttft_s",
         "parallel",
+        "api_price",
+        "sweep",
     ];
     const BOTH: &[&str] = &["model", "model_config", "model_params", "precision"];
     let job = r.try_get_one::<JobKind>("job").ok().flatten().copied();
@@ -229,8 +231,9 @@ pub struct CalibrationArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Results files from `gpuvalue bench`, or directories of them (their *.json files).
-    #[arg(required = true)]
+    /// Results files from `gpuvalue bench`, or directories of them (their *.json files);
+    /// with --job llm-serve also serving results (vLLM, SGLang, InferenceX).
+    #[arg(required_unless_present = "job")]
     pub results: Vec<PathBuf>,
     /// Scenarios to rank (repeatable; default: all).
     #[arg(long, short = 's')]
@@ -239,8 +242,15 @@ pub struct ReportArgs {
     /// each atomically; nothing else in it is touched.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
+    /// The GPUs a serving results file ran on where it does not say (8xh200-sxm).
+    #[arg(long, value_name = "GPUSxGPU", value_parser = crate::serving_results::On::parse)]
+    pub results_on: Option<crate::serving_results::On>,
     #[command(flatten)]
     pub settings: RankSettings,
+    /// A job with parameters instead of the scenarios: with --job llm-serve the report also
+    /// draws throughput per GPU and cost per million tokens against interactivity.
+    #[command(flatten)]
+    pub job: JobArgs,
 }
 
 #[derive(Args, Debug)]
@@ -540,9 +550,14 @@ pub struct RankArgs {
     #[arg(long, short = 's', default_value = "training")]
     pub scenario: String,
     /// Results files from `gpuvalue bench` (measured figures for their GPUs), or directories
-    /// of them (their *.json files).
+    /// of them (their *.json files); with --job llm-serve also serving results: the result
+    /// JSON vLLM's `bench serve` saves, SGLang's `bench_serving` output, InferenceX rows.
     #[arg(long, short = 'r', value_name = "FILE")]
     pub results: Vec<PathBuf>,
+    /// The GPUs a serving results file ran on where it does not say: GPUSxGPU, e.g.
+    /// 8xh200-sxm.
+    #[arg(long, value_name = "GPUSxGPU", value_parser = crate::serving_results::On::parse)]
+    pub results_on: Option<crate::serving_results::On>,
     #[command(flatten)]
     pub settings: RankSettings,
     /// Every ranked row with the figures behind its time (value, datasheet x factor or
@@ -641,6 +656,16 @@ pub struct JobArgs {
     /// llm-serve: the time to the first token, at most, in seconds.
     #[arg(long, value_name = "SECONDS", conflicts_with = "concurrency")]
     pub ttft_s: Option<f64>,
+    /// llm-serve: a hosted API's price, USD per million input and output tokens (e.g.
+    /// 0.55/2.19): each row adds the same job through the API and the share of its hours
+    /// an instance must be busy to cost less.
+    #[arg(long, value_name = "IN/OUT", value_parser = api_price)]
+    pub api_price: Option<(f64, f64)>,
+    /// llm-serve: per GPU type, the best instance's throughput per GPU and cost per million
+    /// tokens at each interactivity from 5 to 300 tokens/s per user (the curve InferenceX
+    /// plots), instead of one ranking.
+    #[arg(long, conflicts_with_all = ["interactivity", "concurrency"])]
+    pub sweep: bool,
     /// llm-serve: fix the layout of each copy of the model, e.g. tp=8 or tp=8,ep=8 or
     /// tp=8,ep=8,dp-attention (default: the layout that serves the most tokens per GPU).
     #[arg(long, value_name = "LAYOUT", value_parser = crate::scenario::serving::Parallel::parse)]
@@ -928,6 +953,31 @@ fn parse_size(s: &str) -> Result<crate::reference::Dims, String> {
         )),
         None => Err(format!("`{s}`: the matrix buffer size overflows 64 bits")),
     }
+}
+
+/// "0.55/2.19": USD per million input and output tokens.
+fn api_price(s: &str) -> Result<(f64, f64), String> {
+    let bad = || {
+        format!("{s}: expected IN/OUT, USD per million input and output tokens (e.g. 0.55/2.19)")
+    };
+    let (a, b) = s.split_once('/').ok_or_else(bad)?;
+    let p = |x: &str| -> Result<f64, String> {
+        let v: f64 = x
+            .trim()
+            .trim_start_matches('$')
+            .parse()
+            .map_err(|_| bad())?;
+        if v.is_finite() && (0.0..=1e4).contains(&v) {
+            Ok(v)
+        } else {
+            Err(bad())
+        }
+    };
+    let (i, o) = (p(a)?, p(b)?);
+    if o <= 0.0 {
+        return Err(format!("{s}: the output price must be above 0"));
+    }
+    Ok((i, o))
 }
 
 #[cfg(test)]

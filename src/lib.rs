@@ -42,7 +42,10 @@ pub mod results;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod runs;
 pub mod scenario;
+// The published serving runs (1 MB of data) stay out of the browser build.
+#[cfg(not(target_arch = "wasm32"))]
 pub mod serving_calibration;
+pub mod serving_results;
 pub mod stats;
 pub mod suite;
 #[cfg(not(target_arch = "wasm32"))]

@@ -416,3 +416,28 @@ pub fn summarise(checked: &[Checked]) -> Vec<Summary> {
         })
         .collect()
 }
+
+/// The share of held-out points whose miss the ranking's ties allow.
+pub const TIE_QUANTILE: f64 = 0.8;
+
+/// The held-out points' miss (max(ratio, 1/ratio)) at [`TIE_QUANTILE`], with the embedded
+/// catalog, points and fits: how far apart two serving rows must be to be told apart.
+/// Computed once.
+pub fn held_out_miss() -> Option<f64> {
+    static MISS: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    *MISS.get_or_init(|| {
+        let file = PointsFile::embedded();
+        let catalog = Catalog::embedded();
+        let prepared = prepare_all(&file, &catalog).ok()?;
+        let checked = check(&prepared, &FitFile::embedded());
+        let mut misses: Vec<f64> = checked
+            .iter()
+            .filter(|c| c.split == Split::HeldOut)
+            .filter_map(|c| c.ratio)
+            .map(|r| r.max(1.0 / r))
+            .collect();
+        misses.sort_by(f64::total_cmp);
+        let i = ((misses.len().checked_sub(1)?) as f64 * TIE_QUANTILE).round() as usize;
+        misses.get(i).copied()
+    })
+}

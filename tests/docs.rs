@@ -190,3 +190,37 @@ fn the_readme_ranking_example_is_what_a_fresh_machine_prints() {
         "the README's example and the binary's output differ in length:\n{printed}"
     );
 }
+
+/// The README's serving example is what a fresh machine prints: the table, line for line.
+#[test]
+fn the_readme_serving_example_is_what_a_fresh_machine_prints() {
+    let readme = &documents()[0].1;
+    let cmd = "`gpuvalue rank --job llm-serve --model deepseek-r1 --prompt-tokens 1024 --output-tokens 1024\n--concurrency 64 --top 5`";
+    let start = readme
+        .find(cmd)
+        .expect("the README shows its serving example");
+    let block = &readme[start..];
+    let open = block.find("```text\n").unwrap() + "```text\n".len();
+    let shown = &block[open..open + block[open..].find("```").unwrap()];
+    let o = common::gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "deepseek-r1",
+        "--prompt-tokens",
+        "1024",
+        "--output-tokens",
+        "1024",
+        "--concurrency",
+        "64",
+        "--top",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8(o.stdout).unwrap();
+    assert!(shown.lines().count() > 10);
+    for (i, (a, b)) in shown.lines().zip(printed.lines()).enumerate() {
+        assert_eq!(a, b, "README line {} of the serving example differs", i + 1);
+    }
+}

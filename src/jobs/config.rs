@@ -304,26 +304,32 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
         .to_lowercase();
     let fp8 = Shipped {
         precision: Precision::Fp8,
+        compute: Precision::Fp8,
         expert_bytes: 1.0 + 4.0 / (128.0 * 128.0),
         other_bytes: 1.0 + 4.0 / (128.0 * 128.0),
         what: "FP8 weights in 128x128 blocks with an FP32 scale each",
     };
     Ok(Some(match (method.as_str(), algo.as_str()) {
         ("fp8", _) | (_, "fp8") => fp8,
+        // gpt-oss's MXFP4 is weight-only: TensorRT-LLM and vLLM multiply with FP8 or 16-bit
+        // activations (W4A8 on Blackwell, W4A16 on Hopper), not on the FP4 engines.
         ("mxfp4", _) => Shipped {
             precision: Precision::Fp4,
+            compute: Precision::Fp8,
             expert_bytes: 4.25 / 8.0,
             other_bytes: 2.0,
             what: "MXFP4 routed experts (4.25 bits a parameter with their scales), the rest BF16",
         },
         (_, "nvfp4") | ("nvfp4", _) => Shipped {
             precision: Precision::Fp4,
+            compute: Precision::Fp4,
             expert_bytes: 0.5625,
             other_bytes: 0.5625,
             what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
         },
         ("gptq" | "awq", _) => Shipped {
             precision: Precision::Int4,
+            compute: Precision::Int4,
             expert_bytes: 0.55,
             other_bytes: 0.55,
             what: "4-bit weights (GPTQ/AWQ) with their scales",

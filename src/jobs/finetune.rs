@@ -39,22 +39,7 @@ impl Finetune {
         // holds all of them; a dense model's count is its FLOP count, as before.
         let flop_params = if m.is_moe() { m.active() } else { m.params };
         let flop = per_token * flop_params * self.tokens;
-        let mut sharded = vec![MemoryNeed {
-            what: match self.method {
-                Method::Full => "weights, gradients and Adam state, 16 bytes per parameter (mixed precision), sharded (ZeRO-3 / FSDP)".into(),
-                Method::Lora => "the frozen FP16 base, 2 bytes per parameter, sharded".into(),
-                Method::Qlora => "the frozen 4-bit base with its quantisation constants, 0.55 bytes per parameter, sharded".into(),
-            },
-            gb: gb(base_bytes * m.params),
-        }];
-        if self.method != Method::Full {
-            sharded.push(MemoryNeed {
-                what:
-                    "adapters (0.5% of the parameters) with gradients and Adam state, 16 bytes each"
-                        .into(),
-                gb: gb(0.005 * m.params * 16.0),
-            });
-        }
+        let sharded = self.sharded(base_bytes);
         let activations = gb(2.0 * self.seq_len * m.hidden * m.layers);
         Ok(Scenario {
             id: format!(
@@ -104,16 +89,8 @@ impl Finetune {
                 ),
                 assumption: format!(
                     "{flop:.3e} FLOP: {what}, per token{}; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded (ZeRO-3 / FSDP), {GLOBAL_BATCH} sequences per step, their collectives overlapping the compute{}",
-                    if m.is_moe() {
-                        " (on the active parameters: the experts each token goes to)"
-                    } else {
-                        ""
-                    },
-                    if m.is_moe() {
-                        "; the routed experts stay put (expert parallel over the instance's GPUs) and the tokens go to them and back, an all-to-all forward, backward and in checkpointing's second forward"
-                    } else {
-                        ""
-                    }
+                    moe_words(m.is_moe()).0,
+                    moe_words(m.is_moe()).1
                 ),
                 output: Some(crate::scenario::Output {
                     amount: self.tokens,
@@ -179,6 +156,29 @@ fn finetune_egress(method: Method, params: f64) -> crate::scenario::EgressNeed {
 }
 
 impl Finetune {
+    /// What the instance's GPUs hold between them: the trained or frozen state, and the
+    /// adapters with their optimizer state for LoRA and QLoRA.
+    fn sharded(&self, base_bytes: f64) -> Vec<MemoryNeed> {
+        let m = &self.model;
+        let mut sharded = vec![MemoryNeed {
+            what: match self.method {
+                Method::Full => "weights, gradients and Adam state, 16 bytes per parameter (mixed precision), sharded (ZeRO-3 / FSDP)".into(),
+                Method::Lora => "the frozen FP16 base, 2 bytes per parameter, sharded".into(),
+                Method::Qlora => "the frozen 4-bit base with its quantisation constants, 0.55 bytes per parameter, sharded".into(),
+            },
+            gb: gb(base_bytes * m.params),
+        }];
+        if self.method != Method::Full {
+            sharded.push(MemoryNeed {
+                what:
+                    "adapters (0.5% of the parameters) with gradients and Adam state, 16 bytes each"
+                        .into(),
+                gb: gb(0.005 * m.params * 16.0),
+            });
+        }
+        sharded
+    }
+
     /// Routed-expert parameters, which expert parallelism keeps on their GPUs instead of
     /// gathering them (LoRA's adapters train on the attention; the experts stay frozen in
     /// place either way).
@@ -193,5 +193,18 @@ impl Finetune {
         let moe = self.model.moe?;
         let tokens = GLOBAL_BATCH * self.seq_len;
         Some(tokens * moe.per_token * self.model.hidden * 2.0 * 2.0 * 3.0 * moe.layers)
+    }
+}
+
+/// What a Mixture-of-Experts fine-tune adds to the assumption line: where its FLOP are
+/// counted, and its all-to-all.
+fn moe_words(moe: bool) -> (&'static str, &'static str) {
+    if moe {
+        (
+            " (on the active parameters: the experts each token goes to)",
+            "; the routed experts stay put (expert parallel over the instance's GPUs) and the tokens go to them and back, an all-to-all forward, backward and in checkpointing's second forward",
+        )
+    } else {
+        ("", "")
     }
 }

@@ -12,15 +12,14 @@ mod config;
 mod finetune;
 mod model;
 mod precision;
+mod presets;
 mod serve;
 
 pub use config::parse as parse_config;
 pub use finetune::Finetune;
-pub use model::{
-    Attention, CONFIG_PRESETS, Model, Moe, Shipped, Sliding, article, params_label, preset,
-    preset_names,
-};
+pub use model::{Attention, Model, Moe, Shipped, Sliding, article, params_label};
 pub use precision::{Method, Precision};
+pub use presets::{CONFIG_PRESETS, preset, preset_names};
 pub use serve::{MAX_BATCH, Serve};
 
 use crate::scenario::Scenario;

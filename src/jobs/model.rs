@@ -4,7 +4,6 @@
 //! (`super::config`), the embedded copies under `src/data/models/`.
 
 use super::Precision;
-use anyhow::Result;
 
 /// The routed experts of a Mixture-of-Experts model.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,8 +38,12 @@ pub struct Sliding {
 /// The weights' format as the model ships it (`quantization_config`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shipped {
-    /// The precision whose engines run it (and its KV cache).
+    /// The precision it ships in (the job's name, its KV cache).
     pub precision: Precision,
+    /// The engines its matmuls run on: a weight-only format (MXFP4 experts with 8- or
+    /// 16-bit activations, as servers run gpt-oss) computes on wider engines than it is
+    /// stored in.
+    pub compute: Precision,
     /// Bytes per routed-expert parameter, with the scales (MXFP4: 4.25 bits).
     pub expert_bytes: f64,
     /// Bytes per other parameter (attention, dense layers, embeddings).
@@ -135,14 +138,14 @@ impl Model {
 /// Llama 3 8B and 70B, Llama 3.1 405B, and Llama 2 7B (their `config.json`: hidden_size,
 /// num_hidden_layers, num_key_value_heads; head dimension 128). Llama 2 7B attends with
 /// all 32 heads (no grouped-query attention): four times Llama 3 8B's KV cache a token.
-const LLAMA: [(&str, f64, f64, f64, f64, f64); 4] = [
+pub(super) const LLAMA: [(&str, f64, f64, f64, f64, f64); 4] = [
     ("8b", 8.03e9, 32.0, 4096.0, 8.0, 128256.0),
     ("70b", 70.6e9, 80.0, 8192.0, 8.0, 128256.0),
     ("405b", 405.85e9, 126.0, 16384.0, 8.0, 128256.0),
     ("llama2-7b", 6.74e9, 32.0, 4096.0, 32.0, 32000.0),
 ];
 
-fn llama(name: &str) -> Option<Model> {
+pub(super) fn llama(name: &str) -> Option<Model> {
     LLAMA
         .iter()
         .find(|l| l.0 == name)
@@ -162,63 +165,6 @@ fn llama(name: &str) -> Option<Model> {
             shipped: None,
             source: None,
         })
-}
-
-/// The Mixture-of-Experts presets: each model's own `config.json`, copied with its source
-/// and date into `src/data/models/` (see its README).
-pub const CONFIG_PRESETS: [(&str, &str); 7] = [
-    (
-        "deepseek-r1",
-        include_str!("../data/models/deepseek-r1.json"),
-    ),
-    (
-        "qwen3-235b-a22b",
-        include_str!("../data/models/qwen3-235b-a22b.json"),
-    ),
-    (
-        "gpt-oss-120b",
-        include_str!("../data/models/gpt-oss-120b.json"),
-    ),
-    (
-        "gpt-oss-20b",
-        include_str!("../data/models/gpt-oss-20b.json"),
-    ),
-    ("kimi-k2", include_str!("../data/models/kimi-k2.json")),
-    (
-        "llama4-maverick",
-        include_str!("../data/models/llama4-maverick.json"),
-    ),
-    (
-        "mixtral-8x7b",
-        include_str!("../data/models/mixtral-8x7b.json"),
-    ),
-];
-
-/// Every preset's name, in the order `--help` lists them.
-pub fn preset_names() -> Vec<&'static str> {
-    LLAMA
-        .iter()
-        .map(|l| l.0)
-        .chain(CONFIG_PRESETS.iter().map(|c| c.0))
-        .collect()
-}
-
-/// A preset by name ("8b", "70B", "deepseek-r1").
-pub fn preset(name: &str) -> Result<Model> {
-    let n = name.trim().to_lowercase();
-    if let Some(m) = llama(&n) {
-        return Ok(m);
-    }
-    if let Some((id, text)) = CONFIG_PRESETS.iter().find(|c| c.0 == n) {
-        let mut m = super::config::parse(text, &format!("src/data/models/{id}.json"))
-            .expect("embedded model configs parse (tested)");
-        m.name = (*id).to_string();
-        return Ok(m);
-    }
-    anyhow::bail!(
-        "--model {name}: unknown preset, expected one of {} (or --model-config FILE)",
-        preset_names().join(", ")
-    )
 }
 
 /// The Llama 3 family in order of size: a parameter count between (or beyond) two of them

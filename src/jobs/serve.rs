@@ -33,23 +33,26 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// The precision served in and bytes per routed-expert and per other parameter.
-    fn weights(&self) -> (Precision, f64, f64, String) {
+    /// The precision served in, bytes per routed-expert and per other parameter, what they
+    /// are, and the precision whose engines run the matmuls.
+    fn weights(&self) -> (Precision, f64, f64, String, Precision) {
         let shipped = self.model.shipped;
         match (self.precision, shipped) {
-            (None, Some(s)) => (s.precision, s.expert_bytes, s.other_bytes, s.what.into()),
+            (None, Some(s)) => (
+                s.precision,
+                s.expert_bytes,
+                s.other_bytes,
+                s.what.into(),
+                s.compute,
+            ),
             (Some(p), Some(s)) if p == s.precision => {
-                (p, s.expert_bytes, s.other_bytes, s.what.into())
+                (p, s.expert_bytes, s.other_bytes, s.what.into(), s.compute)
             }
             (p, _) => {
                 let p = p.unwrap_or(Precision::Fp16);
                 let b = p.weight_bytes();
-                (
-                    p,
-                    b,
-                    b,
-                    format!("{} weights, {b} bytes a parameter", p.name()),
-                )
+                let what = format!("{} weights, {b} bytes a parameter", p.name());
+                (p, b, b, what, p)
             }
         }
     }
@@ -94,7 +97,7 @@ impl Serve {
     pub fn serving(&self) -> Result<Serving> {
         let requests = self.checked()?;
         let m = &self.model;
-        let (p, expert_bytes, other_bytes, _) = self.weights();
+        let (p, expert_bytes, other_bytes, _, compute) = self.weights();
         let kv = m.kv_elements_per_layer() * p.kv_bytes() / 1e6;
         let (full_layers, window) = match m.sliding {
             Some(s) => (
@@ -112,6 +115,7 @@ impl Serve {
             output_tokens: self.output_tokens,
             layers: m.layers,
             hidden: m.hidden,
+            heads: m.heads,
             dense_gb: gb((m.params - m.routed() - m.embedding()) * other_bytes),
             attention_gb: gb(m.layers * m.attention_params * other_bytes),
             held_gb: gb(m.embedding() * other_bytes),
@@ -126,7 +130,7 @@ impl Serve {
             kv_mb_per_token: full_layers * kv,
             window,
             kv_split: if m.kv_split_by_tp() { m.kv_heads } else { 1.0 },
-            engines: p.engines(),
+            engines: compute.engines(),
             memory_use: 0.9,
             max_batch: MAX_BATCH,
             target: Target {
@@ -142,7 +146,7 @@ impl Serve {
         let s = self.serving()?;
         let requests = s.tokens / self.output_tokens;
         let m = &self.model;
-        let (p, _, _, weights_what) = self.weights();
+        let (p, _, _, weights_what, compute) = self.weights();
         let moe = match (m.moe, &s.experts) {
             (Some(e), Some(x)) => format!(
                 "; {} of {} routed experts a token in {} layers ({:.3} GB each), a step reading the experts its batch touches (E(1-(1-k/E)^B) a layer)",
@@ -197,7 +201,7 @@ impl Serve {
                     s.weight_gb(),
                     m.params,
                     m.active(),
-                    p.name()
+                    compute.name()
                 ),
                 output: Some(crate::scenario::Output {
                     amount: requests * self.output_tokens,

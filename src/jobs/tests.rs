@@ -171,9 +171,10 @@ fn the_layout_is_chosen_or_given_and_checked() {
 
 #[test]
 fn the_precision_is_the_configs_unless_asked() {
-    // gpt-oss ships MXFP4 experts (4.25 bits) and BF16 attention: about 65 GB.
+    // gpt-oss ships MXFP4 experts (4.25 bits) and BF16 attention: about 65 GB, multiplied
+    // with 8-bit activations (weight-only: not on the FP4 engines).
     let s = serve("gpt-oss-120b", None).serving().unwrap();
-    assert_eq!(s.engines, Rate::MatmulFp4Matrix);
+    assert_eq!(s.engines, Rate::MatmulFp8Matrix);
     assert!((s.weight_gb() - 65.0).abs() < 3.0, "{}", s.weight_gb());
     // Half its layers attend to a window of 128 tokens.
     assert_eq!(s.window.unwrap().tokens, 128.0);

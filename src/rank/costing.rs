@@ -75,9 +75,14 @@ impl Costing<'_> {
             }
         }
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let timing = match self.timing(inst, gpu, per_node, nodes, &uses) {
-            Ok(x) => x,
-            Err(why) => return Ok(Some(Err(why))),
+        let measured = self.measured_serving(gpu, per_node * nodes);
+        let timing = match (self.timing(inst, gpu, per_node, nodes, &uses), measured) {
+            (Ok(mut t), Some(m)) => {
+                self.use_measured(&mut t, m, per_node * nodes);
+                t
+            }
+            (Ok(x), None) => x,
+            (Err(why), _) => return Ok(Some(Err(why))),
         };
         let mut hours = timing.seconds / 3600.0;
         // Spot capacity is taken back: the expected time with the work redone.
@@ -86,7 +91,7 @@ impl Costing<'_> {
                 hours,
                 price.interruption.as_ref(),
                 self.opts.checkpointing,
-                self.scenario.decode.is_some(),
+                self.scenario.decode.is_some() || self.scenario.serving.is_some(),
             )
         });
         if let Some(r) = &risk {
@@ -116,6 +121,10 @@ impl Costing<'_> {
         if matches!(timing.comm, crate::scenario::Comm::Counted { .. }) {
             row.link = crate::catalog::links::of(inst, gpu);
         }
+        row.serving = self.serve_row(&timing, per_hour, per_node * nodes, measured)?;
+        if measured.is_some() {
+            row.basis = Source::Measured;
+        }
         row.timing = Some(timing);
         row.spot = risk;
         self.add_egress(&mut row)?;
@@ -140,7 +149,7 @@ impl Costing<'_> {
             return None;
         }
         let what = if fp4 { "FP4" } else { "FP8" };
-        if self.scenario.decode.is_none() {
+        if self.scenario.decode.is_none() && self.scenario.serving.is_none() {
             return Some(format!(
                 "{} has no {what} matrix engines: {what} training runs on Ada, Hopper, Blackwell or CDNA 3 and later; train it in fp16",
                 gpu.name
@@ -360,6 +369,7 @@ impl Costing<'_> {
             link: None,
             spot: None,
             egress: None,
+            serving: None,
         }
     }
 

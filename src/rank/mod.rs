@@ -20,9 +20,13 @@ pub use crate::catalog::Filters;
 mod costing;
 mod measured;
 mod resolver;
+mod serve;
+mod sweep;
 use costing::*;
 use measured::*;
 use resolver::*;
+pub use serve::{ServeRow, ServingOptions, target_words};
+pub use sweep::{LEVELS, Sweep, SweepPoint, sweep};
 
 #[derive(Clone, Debug)]
 pub struct RankOptions {
@@ -42,6 +46,10 @@ pub struct RankOptions {
     pub nodes: Nodes,
     /// GB a job takes out of the cloud (`--egress-gb`), instead of what its scenario says.
     pub egress_gb: Option<f64>,
+    /// Serving: measured results and a hosted API's price.
+    pub serving: ServingOptions,
+    /// The served or fine-tuned model, for matching measured serving results.
+    pub model: Option<crate::jobs::Model>,
 }
 
 /// A spot price older than this many months is left out of a spot ranking unless
@@ -89,6 +97,8 @@ impl Default for RankOptions {
             checkpointing: Checkpointing::default(),
             nodes: Nodes::default(),
             egress_gb: None,
+            serving: ServingOptions::default(),
+            model: None,
         }
     }
 }
@@ -222,6 +232,10 @@ pub struct RankRow {
     /// `cost_per_job`); `cost` None: the provider publishes no price (not counted, marked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<EgressCost>,
+    /// A served model: tokens per second per GPU and per user, time to first token, cost
+    /// per million tokens (JSON keys at the row's top level).
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<ServeRow>,
 }
 
 /// A row's data out of the cloud.
@@ -429,6 +443,15 @@ const MEASURED_UNCERTAINTY: f64 = 1.05;
 /// points, else of every point (the same factors stand behind a user's scenario). At least
 /// [`MEASURED_UNCERTAINTY`].
 fn model_uncertainty(catalog: &Catalog, scenario: &Scenario) -> f64 {
+    if scenario.serving.is_some() {
+        // Serving: the model's usual miss on published runs it was not fitted on (the
+        // browser build carries no published runs: the 1.5x every fit is held to).
+        #[cfg(not(target_arch = "wasm32"))]
+        let miss = crate::serving_calibration::held_out_miss();
+        #[cfg(target_arch = "wasm32")]
+        let miss: Option<f64> = None;
+        return miss.unwrap_or(1.5).max(MEASURED_UNCERTAINTY);
+    }
     let cal = embedded_calibration();
     let scenarios = crate::scenario::ScenarioFile {
         schema_version: 1,

@@ -196,6 +196,7 @@ impl Table {
 }
 
 /// `calibration --serving`: the serving model against published serving runs.
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Clone, Debug, Serialize)]
 pub struct Serving {
     pub fits: Vec<crate::scenario::serving::VendorFit>,
@@ -205,6 +206,7 @@ pub struct Serving {
     pub left_out: std::collections::BTreeMap<String, u64>,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Serving {
     fn summary_rows(&self) -> Vec<[String; 7]> {
         use crate::serving_calibration::Split;

@@ -308,6 +308,7 @@ impl Export for Burns<'_> {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Export for calibration::Serving {
     const COMMAND: &'static str = "calibration --serving";
     const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];
@@ -319,5 +320,23 @@ impl Export for calibration::Serving {
     }
     fn markdown(&self) -> String {
         calibration::Serving::markdown(self)
+    }
+}
+
+impl Export for crate::rank::Sweep {
+    const COMMAND: &'static str = "rank --sweep";
+    const FORMATS: &'static [Format] =
+        &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
+    fn table(&self) -> String {
+        self.text()
+    }
+    fn json(&self) -> Result<String> {
+        pretty(self)
+    }
+    fn csv(&self) -> Result<String> {
+        crate::rank::Sweep::csv(self)
+    }
+    fn markdown(&self) -> String {
+        crate::rank::Sweep::markdown(self)
     }
 }

@@ -339,13 +339,14 @@ pub fn render(
     ranks: &[RankReport],
     catalog: &Catalog,
 ) -> String {
-    render_at(results, ranks, catalog, &crate::files::now_rfc3339())
+    render_at(results, ranks, &[], catalog, &crate::files::now_rfc3339())
 }
 
 /// The HTML report, stating it was generated at `now`.
 pub fn render_at(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
+    sweeps: &[crate::rank::Sweep],
     catalog: &Catalog,
     now: &str,
 ) -> String {
@@ -368,6 +369,17 @@ pub fn render_at(
     }
     for rep in ranks {
         scenario_html(&mut h, rep);
+    }
+    for s in sweeps {
+        let [tput, cost] = s.charts();
+        let _ = write!(
+            h,
+            "<section><h2>Serving curve: {}</h2><p>{}: at each interactivity (output tokens per second per user), the cheapest instance of each GPU type, its output tokens per second per GPU and its price per million output tokens ({} prices, {}); <em>estimated</em> unless a serving results file measured it.</p><figure>{tput}</figure><figure>{cost}</figure></section>",
+            esc(&s.scenario),
+            esc(&s.job),
+            esc(s.pricing.name()),
+            esc(&s.currency)
+        );
     }
     let (dates, rates) = super::catalog_dates_and_rates(catalog);
     let _ = writeln!(

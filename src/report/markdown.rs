@@ -13,13 +13,14 @@ pub fn render(
     ranks: &[RankReport],
     catalog: &Catalog,
 ) -> String {
-    render_at(results, ranks, catalog, &crate::files::now_rfc3339())
+    render_at(results, ranks, &[], catalog, &crate::files::now_rfc3339())
 }
 
 /// The Markdown report, stating it was generated at `now`.
 pub fn render_at(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
+    sweeps: &[crate::rank::Sweep],
     catalog: &Catalog,
     now: &str,
 ) -> String {
@@ -44,6 +45,9 @@ pub fn render_at(
             md(&rep.scenario.id),
             super::rank::markdown(rep)
         );
+    }
+    for s in sweeps {
+        let _ = write!(m, "\n## Serving curve\n\n{}", s.markdown());
     }
     let (dates, rates) = super::catalog_dates_and_rates(catalog);
     let _ = write!(

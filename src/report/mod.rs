@@ -13,6 +13,7 @@ pub mod html;
 pub mod levers;
 pub mod markdown;
 pub mod rank;
+pub mod serving;
 pub mod svg;
 pub mod table;
 pub mod term;
@@ -27,10 +28,20 @@ pub fn render(
     ranks: &[RankReport],
     catalog: &Catalog,
 ) -> (String, String) {
+    render_with(results, ranks, &[], catalog)
+}
+
+/// As [`render`], with serving sweeps (throughput and cost against interactivity) drawn.
+pub fn render_with(
+    results: &[(String, ResultsFile)],
+    ranks: &[RankReport],
+    sweeps: &[crate::rank::Sweep],
+    catalog: &Catalog,
+) -> (String, String) {
     let now = crate::files::now_rfc3339();
     (
-        html::render_at(results, ranks, catalog, &now),
-        markdown::render_at(results, ranks, catalog, &now),
+        html::render_at(results, ranks, sweeps, catalog, &now),
+        markdown::render_at(results, ranks, sweeps, catalog, &now),
     )
 }
 

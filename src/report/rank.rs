@@ -180,7 +180,9 @@ pub fn table(r: &RankReport, view: View) -> String {
         out.push_str(&super::term::wrap(&nothing_ranks(r)));
         return out;
     }
-    let table = if view.details {
+    let table = if r.scenario.serving.is_some() {
+        serving_table(r, shown)
+    } else if view.details {
         let rows = shown.iter().map(|x| Detailed {
             place: place(x),
             instance: instance_cell(x),
@@ -245,6 +247,31 @@ pub fn table(r: &RankReport, view: View) -> String {
     }
     out.push_str(&machines_text(r));
     out
+}
+
+/// A served model's rows: price, layout and concurrency, tokens per second per GPU and per
+/// user, time to first token and cost per million output tokens.
+fn serving_table(r: &RankReport, shown: &[crate::rank::RankRow]) -> Table {
+    let api = r.rows.iter().any(|x| {
+        x.serving
+            .as_ref()
+            .is_some_and(|s| s.beats_api_above.is_some())
+    });
+    let mut b = tabled::builder::Builder::default();
+    let mut head = vec![
+        "#".to_string(),
+        "instance".into(),
+        "GPUs".into(),
+        format!("{}/h", r.currency),
+    ];
+    head.extend(super::serving::columns(r));
+    b.push_record(head);
+    for x in shown {
+        let mut row = vec![place(x), instance_cell(x), gpus_cell(x), price_short(x)];
+        row.extend(super::serving::cells(x, api));
+        b.push_record(row);
+    }
+    b.build()
 }
 
 /// Under a detailed table, each row's figures (value per GPU and how it was reached) and how
@@ -622,9 +649,15 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
         }
     ));
     v.extend(mark_lines(r, shown));
+    v.extend(super::serving::notes(r));
     v.push(format!(
-        "Ties: costs within {:.0}% of each other share a place (\"2=\"): the model's largest miss on a published point.",
-        (r.uncertainty - 1.0) * 100.0
+        "Ties: costs within {:.0}% of each other share a place (\"2=\"): {}.",
+        (r.uncertainty - 1.0) * 100.0,
+        if r.scenario.serving.is_some() {
+            "the serving model's miss on 80% of the published runs held out of its fit"
+        } else {
+            "the model's largest miss on a published point"
+        }
     ));
     v.push(format!(
         "Prices: {} per hour in {}{}; {}.",
@@ -831,6 +864,59 @@ pub fn markdown(r: &RankReport) -> String {
     for l in heading(r) {
         out.push_str(&format!("{}  \n", md(&l)));
     }
+    if r.scenario.serving.is_some() {
+        out.push_str(&serving_markdown(r));
+    } else {
+        out.push_str(&jobs_markdown(r));
+    }
+    out.push('\n');
+    for l in summary_lines(r, r.rows.len(), true) {
+        out.push_str(&format!("{}  \n", md(&l)));
+    }
+    let m = machines_text(r);
+    for l in m.lines() {
+        out.push_str(&format!("{}  \n", md(l)));
+    }
+    out
+}
+
+/// A served model's rows in Markdown.
+fn serving_markdown(r: &RankReport) -> String {
+    let api = r.rows.iter().any(|x| {
+        x.serving
+            .as_ref()
+            .is_some_and(|s| s.beats_api_above.is_some())
+    });
+    let cols = super::serving::columns(r);
+    let mut out = format!(
+        "\n| # | instance | region | GPUs | basis | {c}/h | {} |\n|---|---|---|---|---|---|{}\n",
+        cols.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(cols.len()),
+        c = md(&r.currency)
+    );
+    for x in &r.rows {
+        out.push_str(&format!(
+            "| {} | {} {} | {} | {} | {} | {} | {} |\n",
+            place(x),
+            md(&x.provider),
+            md(&x.instance_type),
+            md(&x.region),
+            md(&gpus_cell(x)),
+            basis(x.basis),
+            price_cell(x),
+            super::serving::cells(x, api)
+                .iter()
+                .map(|c| md(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    out
+}
+
+/// Any other job's rows in Markdown.
+fn jobs_markdown(r: &RankReport) -> String {
+    let mut out = String::new();
     let budget = r.rows.iter().all(|x| budget_cell(x).is_some()) && !r.rows.is_empty();
     out.push_str(&format!(
         "\n| # | instance | region | GPUs | basis | figures used (per GPU) | {c}/h | time/job | {c}/job | jobs per 1,000 {c} |{}\n|---|---|---|---|---|---|---|---|---|---|{}\n",
@@ -855,21 +941,13 @@ pub fn markdown(r: &RankReport) -> String {
             budget_cell(x).map_or(String::new(), |b| format!(" {} |", md(&b)))
         ));
     }
-    out.push('\n');
-    for l in summary_lines(r, r.rows.len(), true) {
-        out.push_str(&format!("{}  \n", md(&l)));
-    }
-    let m = machines_text(r);
-    for l in m.lines() {
-        out.push_str(&format!("{}  \n", md(l)));
-    }
     out
 }
 
 /// The ranking as CSV, one record per instance, cells safe for spreadsheets.
 pub fn csv(r: &RankReport) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let header = [
         "rank",
         "provider",
         "instance_type",
@@ -899,7 +977,13 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
         "nodes",
         "egress_gb",
         "egress_cost",
-    ])?;
+    ];
+    let serving = r.scenario.serving.is_some();
+    let mut header: Vec<&str> = header.to_vec();
+    if serving {
+        header.extend(SERVING_CSV);
+    }
+    w.write_record(&header)?;
     for x in &r.rows {
         let figs: Vec<String> = x
             .figures
@@ -915,7 +999,7 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
                 )
             })
             .collect();
-        w.write_record([
+        let mut rec = vec![
             x.rank.to_string(),
             csv_cell(&x.provider),
             csv_cell(&x.instance_type),
@@ -964,9 +1048,50 @@ pub fn csv(r: &RankReport) -> anyhow::Result<String> {
                 .as_ref()
                 .and_then(|g| g.cost)
                 .map_or(String::new(), |c| c.to_string()),
-        ])?;
+        ];
+        if serving {
+            rec.extend(serving_csv(x));
+        }
+        w.write_record(&rec)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// The serving columns of the CSV, their JSON keys' names.
+const SERVING_CSV: [&str; 12] = [
+    "layout",
+    "gpus_per_copy",
+    "concurrency",
+    "tok_s_per_gpu",
+    "total_tok_s_per_gpu",
+    "tok_s_per_user",
+    "ttft_s",
+    "cost_per_million_tokens",
+    "cost_per_million_total_tokens",
+    "api_cost_per_million_tokens",
+    "beats_api_above",
+    "measured",
+];
+
+fn serving_csv(x: &crate::rank::RankRow) -> Vec<String> {
+    let Some(s) = &x.serving else {
+        return vec![String::new(); SERVING_CSV.len()];
+    };
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    vec![
+        s.layout.clone(),
+        s.gpus_per_copy.to_string(),
+        s.concurrency.to_string(),
+        s.tok_s_per_gpu.to_string(),
+        s.total_tok_s_per_gpu.to_string(),
+        s.tok_s_per_user.to_string(),
+        s.ttft_s.to_string(),
+        s.cost_per_million_tokens.to_string(),
+        s.cost_per_million_total_tokens.to_string(),
+        opt(s.api_cost_per_million_tokens),
+        opt(s.beats_api_above),
+        csv_cell(s.measured.as_deref().unwrap_or("")),
+    ]
 }
 
 /// A price, marked when it is `reported` (unverified).

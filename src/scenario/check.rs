@@ -44,8 +44,11 @@ pub(super) fn check_collectives(s: &Scenario, at: &str) -> Result<()> {
 
 /// The checks of one scenario's numbers; `at` names it in the file.
 pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
-    if s.terms.is_empty() {
-        bail!("{at}.terms: a scenario needs at least one term");
+    if s.terms.is_empty() && s.serving.is_none() {
+        bail!("{at}.terms: a scenario needs at least one term (or a serving block)");
+    }
+    if let Some(v) = &s.serving {
+        check_serving(v, &format!("{at}.serving"))?;
     }
     for (j, t) in s.terms.iter().enumerate() {
         if !(t.work.is_finite() && t.work > 0.0 && t.work <= MAX_WORK) {
@@ -155,6 +158,57 @@ pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
         bail!(
             "{at}.job.output.amount: expected an amount in 0 < amount <= {MAX_WORK:e}, found {}",
             o.amount
+        );
+    }
+    Ok(())
+}
+
+/// A serving block's numbers: each finite and in its range, named by its path.
+fn check_serving(v: &super::serving::Serving, at: &str) -> Result<()> {
+    let positive = [
+        ("tokens", v.tokens),
+        ("prompt_tokens", v.prompt_tokens),
+        ("output_tokens", v.output_tokens),
+        ("layers", v.layers),
+        ("hidden", v.hidden),
+        ("dense_gb", v.dense_gb),
+        ("active_params", v.active_params),
+        ("kv_split", v.kv_split),
+        ("max_batch", v.max_batch),
+    ];
+    for (name, x) in positive {
+        if !(x.is_finite() && x > 0.0 && x <= MAX_WORK) {
+            bail!("{at}.{name}: expected a positive number, got {x}");
+        }
+    }
+    let not_negative = [
+        ("attention_gb", v.attention_gb),
+        ("held_gb", v.held_gb),
+        ("attention_flop", v.attention_flop),
+        ("kv_mb_per_token", v.kv_mb_per_token),
+        ("heads", v.heads),
+    ];
+    for (name, x) in not_negative {
+        if !(x.is_finite() && (0.0..=MAX_WORK).contains(&x)) {
+            bail!("{at}.{name}: expected a number of 0 or more, got {x}");
+        }
+    }
+    if !(v.memory_use > 0.0 && v.memory_use <= 1.0) {
+        bail!(
+            "{at}.memory_use: expected a share above 0 and at most 1, got {}",
+            v.memory_use
+        );
+    }
+    if let Some(e) = v.experts
+        && !(e.count >= 1.0
+            && e.per_token >= 1.0
+            && e.per_token <= e.count
+            && e.layers >= 1.0
+            && e.gb > 0.0
+            && e.gb.is_finite())
+    {
+        bail!(
+            "{at}.experts: expected at least one layer of count >= per_token >= 1 experts of a positive size, got {e:?}"
         );
     }
     Ok(())

@@ -20,6 +20,9 @@ pub struct Serving {
     pub output_tokens: f64,
     pub layers: f64,
     pub hidden: f64,
+    /// Attention heads: tensor parallelism splits them evenly over its GPUs.
+    #[serde(default)]
+    pub heads: f64,
     /// Weights every step reads whatever the batch, GB: attention, dense layers, shared
     /// experts and routers, the output head.
     pub dense_gb: f64,
@@ -254,6 +257,24 @@ pub struct Point {
 }
 
 impl Serving {
+    /// The model in one line, for the notes under a ranking.
+    pub fn model_line(&self) -> String {
+        format!(
+            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step and a layer + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
+            self.prompt_tokens,
+            self.output_tokens,
+            super::round2(self.dense_gb),
+            self.experts.map_or(String::new(), |e| format!(
+                " and the routed experts the batch touches ({} of {} a token in {} layers, {} GB each)",
+                e.per_token,
+                e.count,
+                e.layers,
+                super::round2(e.gb)
+            )),
+            super::round2(self.kv_mb_per_token + self.window.map_or(0.0, |w| w.mb_per_token))
+        )
+    }
+
     /// Expected distinct routed experts a layer that `batch` tokens touch: E(1-(1-k/E)^B).
     pub fn touched(&self, batch: f64) -> f64 {
         self.experts.map_or(0.0, |e| {
@@ -419,24 +440,73 @@ impl Serving {
             ep: 1,
             dp_attention: false,
         };
-        if g == 1 || self.experts.is_none() {
+        if g == 1 {
             return vec![tp];
         }
-        vec![
-            tp,
-            Parallel { ep: g, ..tp },
-            Parallel {
-                ep: g,
-                dp_attention: true,
-                ..tp
-            },
-        ]
+        let mut v = Vec::new();
+        if self.splits(&tp) {
+            v.push(tp);
+        }
+        if self.experts.is_some() {
+            for p in [
+                Parallel { ep: g, ..tp },
+                Parallel {
+                    ep: g,
+                    dp_attention: true,
+                    ..tp
+                },
+            ] {
+                if self.splits(&p) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+
+    /// Whether a layout divides the model evenly, as servers require: tensor-parallel
+    /// attention its heads, expert parallelism its experts. None: why not.
+    pub fn why_not(&self, p: &Parallel) -> Option<String> {
+        let g = f64::from(p.tp);
+        if !p.dp_attention && self.heads > 0.0 && self.heads % g != 0.0 {
+            return Some(format!(
+                "{} splits {} attention heads unevenly over {} GPUs",
+                p.label(),
+                self.heads,
+                p.tp
+            ));
+        }
+        if let Some(e) = self.experts
+            && p.ep > 1
+            && e.count % f64::from(p.ep) != 0.0
+        {
+            return Some(format!(
+                "{} splits {} experts unevenly over {} GPUs",
+                p.label(),
+                e.count,
+                p.ep
+            ));
+        }
+        if p.ep > 1 && self.experts.is_none() {
+            return Some(format!(
+                "{}: a dense model has no experts to spread",
+                p.label()
+            ));
+        }
+        None
+    }
+
+    fn splits(&self, p: &Parallel) -> bool {
+        self.why_not(p).is_none()
     }
 
     /// The best point of layout `p` on `m` for the target: the given concurrency; else the
     /// most requests that still meet the interactivity and time-to-first-token targets;
     /// else the server's limit. Err: why the layout cannot serve it.
     pub fn best_point(&self, p: &Parallel, m: &Machine) -> Result<Point, String> {
+        if let Some(why) = self.why_not(p) {
+            return Err(why);
+        }
         let most = self.max_concurrency(p, m.mem_gb);
         if most < 1.0 {
             return Err(format!(

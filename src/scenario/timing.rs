@@ -482,6 +482,9 @@ impl Scenario {
 
     /// The model in one line: time per GPU as its terms, and the floors.
     pub fn model_line(&self) -> String {
+        if let Some(s) = &self.serving {
+            return s.model_line();
+        }
         let terms: Vec<String> = self
             .terms
             .iter()

@@ -1,0 +1,265 @@
+//! Serving output: the ranking's serving columns (tokens per second per GPU and per user,
+//! time to first token, cost per million tokens, and beside a hosted API's price), and the
+//! sweep of throughput and cost against interactivity, as tables and SVG charts.
+
+use super::fmt::{md, sig};
+use crate::rank::{RankReport, RankRow, ServeRow, Sweep};
+use tabled::Table;
+use tabled::settings::Style;
+
+/// The serving columns' headers and cells of one row.
+pub fn columns(r: &RankReport) -> Vec<String> {
+    let mut h: Vec<String> = ["layout", "tok/s/GPU", "tok/s/user (TTFT)"]
+        .map(String::from)
+        .to_vec();
+    h.push(format!("{}/Mtok", r.currency));
+    if r.rows.iter().any(|x| {
+        x.serving
+            .as_ref()
+            .is_some_and(|s| s.beats_api_above.is_some())
+    }) {
+        h.push("beats API".into());
+    }
+    h
+}
+
+/// A number to three significant figures, "-" where the file did not say it.
+pub fn or_dash(v: f64) -> String {
+    if v.is_finite() { sig(v) } else { "-".into() }
+}
+
+/// A time to first token in one word: "74ms", "1.2s", "-" where not measured.
+pub fn ttft(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s < 1.0 {
+        format!("{}ms", sig(s * 1e3))
+    } else {
+        format!("{}s", sig(s))
+    }
+}
+
+/// "tp8 ep8 x64": the layout and requests in flight per copy; a measured row says so.
+pub fn layout(s: &ServeRow) -> String {
+    let c = if s.concurrency.is_finite() {
+        format!(" x{}", s.concurrency.round())
+    } else {
+        String::new()
+    };
+    match &s.measured {
+        Some(_) => format!("measured {}{c}", s.layout),
+        None => format!("{}{c}", s.layout),
+    }
+}
+
+/// "above 34%", "never".
+pub fn beats(s: &ServeRow) -> Option<String> {
+    s.beats_api_above.map(|u| {
+        if u > 1.0 {
+            "never".into()
+        } else {
+            format!("above {:.0}%", u * 100.0)
+        }
+    })
+}
+
+pub fn cells(x: &RankRow, with_api: bool) -> Vec<String> {
+    let Some(s) = &x.serving else {
+        return vec![String::new(); 4 + usize::from(with_api)];
+    };
+    let mut v = vec![
+        layout(s),
+        sig(s.tok_s_per_gpu),
+        format!("{} ({})", or_dash(s.tok_s_per_user), ttft(s.ttft_s)),
+        sig(s.cost_per_million_tokens),
+    ];
+    if with_api {
+        v.push(beats(s).unwrap_or_default());
+    }
+    v
+}
+
+/// The notes under a serving table: what the columns mean, the API's price.
+pub fn notes(r: &RankReport) -> Vec<String> {
+    let Some(s) = &r.scenario.serving else {
+        return Vec::new();
+    };
+    let mut v = vec![format!(
+        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); rows are estimates unless their layout says measured.",
+        crate::rank::target_words(s),
+        r.currency,
+        s.prompt_tokens,
+        s.output_tokens
+    )];
+    if let Some(a) = r
+        .rows
+        .iter()
+        .find_map(|x| x.serving.as_ref()?.api_cost_per_million_tokens)
+    {
+        v.push(format!(
+            "API: the same requests through the hosted API cost {} {} per million output tokens (prompts included); \"beats API\": the share of its hours an instance must be busy to cost less.",
+            sig(a),
+            r.currency
+        ));
+    }
+    let measured: Vec<&str> = r
+        .rows
+        .iter()
+        .filter_map(|x| x.serving.as_ref()?.measured.as_deref())
+        .collect();
+    if !measured.is_empty() {
+        v.push(format!(
+            "Measured serving rows: {} ({}); the others are estimates.",
+            measured.len(),
+            measured.first().copied().unwrap_or_default()
+        ));
+    }
+    v
+}
+
+impl Sweep {
+    fn pivot(&self, value: impl Fn(&crate::rank::SweepPoint) -> String) -> Vec<Vec<String>> {
+        let mut rows = vec![
+            std::iter::once("GPU".to_string())
+                .chain(self.levels.iter().map(|l| format!("{l}")))
+                .collect::<Vec<_>>(),
+        ];
+        for g in &self.gpus {
+            let name = self
+                .points
+                .iter()
+                .find(|p| &p.gpu == g)
+                .map_or(g.clone(), |p| p.gpu_name.clone());
+            let mut row = vec![name];
+            for l in &self.levels {
+                row.push(
+                    self.points
+                        .iter()
+                        .find(|p| &p.gpu == g && p.interactivity == *l)
+                        .map_or("-".into(), &value),
+                );
+            }
+            rows.push(row);
+        }
+        rows
+    }
+
+    fn grid(rows: Vec<Vec<String>>) -> String {
+        let mut b = tabled::builder::Builder::default();
+        for r in rows {
+            b.push_record(r);
+        }
+        let mut t: Table = b.build();
+        t.with(Style::rounded());
+        super::term::fit(t)
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = format!("{}: {}\n", self.scenario, self.job);
+        s.push_str("Output tokens/s per GPU at each interactivity (tokens/s per user), the cheapest instance of each GPU type there:\n");
+        s.push_str(&Self::grid(self.pivot(|p| sig(p.tok_s_per_gpu))));
+        s.push('\n');
+        s.push_str(&format!(
+            "{} per million output tokens ({} prices):\n",
+            self.currency,
+            self.pricing.name()
+        ));
+        s.push_str(&Self::grid(self.pivot(|p| sig(p.cost_per_million_tokens))));
+        s.push('\n');
+        s.push_str("-: no instance of that GPU reaches it. Each cell's instance, layout and concurrency: --format json or csv.\n");
+        super::term::wrap(&s)
+    }
+
+    pub fn markdown(&self) -> String {
+        let md_grid = |rows: Vec<Vec<String>>| {
+            let mut s = String::new();
+            for (i, r) in rows.iter().enumerate() {
+                s.push_str(&format!(
+                    "| {} |\n",
+                    r.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ")
+                ));
+                if i == 0 {
+                    s.push_str(&format!("|{}\n", "---|".repeat(r.len())));
+                }
+            }
+            s
+        };
+        format!(
+            "{}: {}\n\nOutput tokens/s per GPU at each interactivity (tokens/s per user):\n\n{}\n{} per million output tokens:\n\n{}",
+            self.scenario,
+            md(&self.job),
+            md_grid(self.pivot(|p| sig(p.tok_s_per_gpu))),
+            self.currency,
+            md_grid(self.pivot(|p| sig(p.cost_per_million_tokens)))
+        )
+    }
+
+    pub fn csv(&self) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "gpu",
+            "interactivity",
+            "tok_s_per_user",
+            "tok_s_per_gpu",
+            "total_tok_s_per_gpu",
+            "cost_per_million_tokens",
+            "cost_per_million_total_tokens",
+            "currency",
+            "concurrency",
+            "layout",
+            "instance",
+            "gpu_count",
+        ])?;
+        for p in &self.points {
+            w.write_record([
+                p.gpu.clone(),
+                p.interactivity.to_string(),
+                p.tok_s_per_user.to_string(),
+                p.tok_s_per_gpu.to_string(),
+                p.total_tok_s_per_gpu.to_string(),
+                p.cost_per_million_tokens.to_string(),
+                p.cost_per_million_total_tokens.to_string(),
+                self.currency.clone(),
+                p.concurrency.to_string(),
+                p.layout.clone(),
+                super::fmt::csv_cell(&p.instance),
+                p.gpu_count.to_string(),
+            ])?;
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+
+    /// Two SVG charts: throughput per GPU and cost per million tokens against
+    /// interactivity, a line per GPU type.
+    pub fn charts(&self) -> [String; 2] {
+        [
+            self.chart("Output tokens/s per GPU", |p| p.tok_s_per_gpu),
+            self.chart(
+                &format!("{} per million output tokens", self.currency),
+                |p| p.cost_per_million_tokens,
+            ),
+        ]
+    }
+
+    fn chart(&self, title: &str, y: impl Fn(&crate::rank::SweepPoint) -> f64) -> String {
+        let series: Vec<(String, Vec<(f64, f64)>)> = self
+            .gpus
+            .iter()
+            .map(|g| {
+                let name = self
+                    .points
+                    .iter()
+                    .find(|p| &p.gpu == g)
+                    .map_or(g.clone(), |p| p.gpu_name.clone());
+                let pts = self
+                    .points
+                    .iter()
+                    .filter(|p| &p.gpu == g)
+                    .map(|p| (p.interactivity, y(p)))
+                    .collect();
+                (name, pts)
+            })
+            .collect();
+        super::svg::lines(title, "tokens/s per user", &series)
+    }
+}
