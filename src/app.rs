@@ -286,6 +286,7 @@ fn filters(f: &cli::FilterArgs) -> Result<Filters> {
         gpu: f.gpu.clone(),
         region: f.region.clone(),
         min_gpu_memory_gb: f.min_gpu_memory,
+        gpu_exact: None,
     })
 }
 

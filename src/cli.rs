@@ -44,7 +44,7 @@ impl Cli {
 /// The options of `rank` (and its jobs) that the other options make moot, in words.
 pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
     use clap::parser::ValueSource;
-    let Some(("rank", r)) = m.subcommand() else {
+    let Some(("rank" | "report", r)) = m.subcommand() else {
         return Ok(());
     };
     let given = |id: &str| {
@@ -293,7 +293,8 @@ pub struct FilterArgs {
     /// Only this provider (substring, any case).
     #[arg(long)]
     pub provider: Option<String>,
-    /// Only this GPU (catalog id or name substring).
+    /// Only this GPU: a catalog id or name (any case) takes that GPU alone (a10 is the A10,
+    /// not the A100s); else every GPU whose id or name holds it, said under the table.
     #[arg(long)]
     pub gpu: Option<String>,
     /// Only this place: a country (code or name: cn, china, us, de), an area (eu, asia,

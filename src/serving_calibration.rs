@@ -183,7 +183,7 @@ pub fn machine_for(
         bus_gbps: Some(crate::catalog::links::of_gpu(gpu).bus_gbps),
         node_gpus: if rack { 72 } else { gpus.max(8) },
         net_gbps: None,
-        fit: FitFile::embedded().for_gpu(Some(gpu)),
+        fit: crate::scenario::serving::fits().for_gpu(Some(gpu)),
     })
 }
 
@@ -440,4 +440,109 @@ pub fn held_out_miss() -> Option<f64> {
         let i = ((misses.len().checked_sub(1)?) as f64 * TIE_QUANTILE).round() as usize;
         misses.get(i).copied()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked() -> (PointsFile, Vec<Checked>) {
+        let file = PointsFile::embedded();
+        let catalog = Catalog::embedded();
+        let prepared = prepare_all(&file, &catalog).unwrap();
+        let c = check(&prepared, &FitFile::embedded());
+        (file, c)
+    }
+
+    fn share_within(c: &[Checked], split: Split) -> f64 {
+        let part: Vec<&Checked> = c.iter().filter(|x| x.split == split).collect();
+        let within = part
+            .iter()
+            .filter(|x| {
+                x.ratio
+                    .is_some_and(|r| (1.0 / TOLERANCE..=TOLERANCE).contains(&r))
+            })
+            .count();
+        within as f64 / part.len() as f64
+    }
+
+    #[test]
+    fn the_published_runs_cover_nvidia_and_amd_and_a_quarter_is_held_out() {
+        let (file, c) = checked();
+        assert!(file.points.len() >= 200, "{}", file.points.len());
+        let gpus: std::collections::BTreeSet<&str> =
+            file.points.iter().map(|p| p.gpu.as_str()).collect();
+        assert!(gpus.len() >= 7, "{gpus:?}");
+        let amd = ["mi300x", "mi325x", "mi355x"];
+        assert!(amd.iter().all(|g| gpus.contains(g)), "{gpus:?}");
+        let held = c.iter().filter(|x| x.split == Split::HeldOut).count() as f64;
+        let share = held / c.len() as f64;
+        assert!((0.2..0.32).contains(&share), "{share}");
+        // Ids are unique, and every point names its source and date.
+        let ids: std::collections::BTreeSet<&str> =
+            file.points.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids.len(), file.points.len());
+        assert!(
+            file.points
+                .iter()
+                .all(|p| !p.source.is_empty() && !p.date.is_empty())
+        );
+    }
+
+    #[test]
+    fn the_model_lands_within_1_5x_on_most_runs_it_never_saw() {
+        let (_, c) = checked();
+        let held = share_within(&c, Split::HeldOut);
+        assert!(held >= 0.8, "{held}");
+        // The runs the model cannot lay out (memory) are few, and say why.
+        let not_run: Vec<&Checked> = c.iter().filter(|x| x.ratio.is_none()).collect();
+        assert!(not_run.len() * 50 < c.len(), "{}", not_run.len());
+        assert!(
+            not_run
+                .iter()
+                .all(|x| x.why.as_deref().is_some_and(|w| !w.is_empty()))
+        );
+        // The dense models' earlier points all stay within 1.5x.
+        for x in c.iter().filter(|x| {
+            x.id.starts_with("trt-") || x.id.starts_with("tgi-") || x.id.starts_with("mlperf-inf-")
+        }) {
+            let r = x.ratio.unwrap();
+            assert!((1.0 / TOLERANCE..=TOLERANCE).contains(&r), "{}: {r}", x.id);
+        }
+    }
+
+    #[test]
+    fn each_stored_fit_is_what_its_points_fit_and_a_wrong_one_fails() {
+        let file = PointsFile::embedded();
+        let catalog = Catalog::embedded();
+        let prepared = prepare_all(&file, &catalog).unwrap();
+        let fits = FitFile::embedded();
+        let refit = refit(&prepared, &fits);
+        let fitted: Vec<&Prepared> = prepared
+            .iter()
+            .filter(|p| p.point.split == Split::Fit)
+            .collect();
+        for (stored, new) in fits.fits.iter().zip(&refit.fits) {
+            // Compared by what they give: the loss on the vendor's fit points.
+            let mine: Vec<&Prepared> = fitted
+                .iter()
+                .copied()
+                .filter(|p| p.vendor.eq_ignore_ascii_case(&stored.vendor))
+                .collect();
+            let (a, b) = (loss(&mine, stored.fit), loss(&mine, new.fit));
+            assert!(
+                a <= b * 1.02 + 1e-9,
+                "{}: stored {a} vs refit {b}",
+                stored.vendor
+            );
+        }
+        // Half the bandwidth share moves most points out of tolerance: the check can fail.
+        let mut wrong = fits.clone();
+        for f in &mut wrong.fits {
+            f.fit.bandwidth /= 2.0;
+            f.fit.compute /= 2.0;
+        }
+        let c = check(&prepared, &wrong);
+        assert!(share_within(&c, Split::HeldOut) < 0.5);
+    }
 }

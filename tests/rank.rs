@@ -363,3 +363,40 @@ fn region_filters_by_country_and_area_and_says_what_it_left_out() {
         String::from_utf8_lossy(&o.stderr).contains("no catalog instance is in the country KZ")
     );
 }
+
+/// `--gpu a10` is the A10 alone (a catalog id); `--gpu a1` is part of names, takes each GPU
+/// that holds it, and says which under the table.
+#[test]
+fn an_exact_gpu_wins_over_a_part_of_a_name() {
+    let rows = |gpu: &str| -> (Vec<String>, String) {
+        let o = common::gpuvalue(&["rank", "--gpu", gpu, "--format", "json", "--top", "5000"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut g: Vec<String> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["gpu"].as_str().unwrap().to_string())
+            .collect();
+        g.sort();
+        g.dedup();
+        (g, v["gpu_note"].as_str().unwrap_or("").to_string())
+    };
+    let (a10, note) = rows("a10");
+    assert_eq!(a10, ["a10"], "{a10:?}");
+    assert!(note.is_empty(), "{note}");
+    // Its name, any case, is the same GPU.
+    assert_eq!(rows("A10G").0, ["a10g"]);
+    let (many, note) = rows("a10");
+    assert_eq!(many.len(), 1);
+    let (part, note2) = rows("a1");
+    assert!(
+        part.len() > 3 && part.contains(&"a100-80gb-sxm".to_string()),
+        "{part:?}"
+    );
+    assert!(
+        note2.contains("--gpu a1 is part of a name") && note2.contains("A10G"),
+        "{note2}"
+    );
+    let _ = note;
+}

@@ -7,9 +7,13 @@ use super::*;
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
     pub provider: Option<String>,
+    /// A catalog GPU id or name (any case) takes that GPU alone; anything else is part of
+    /// a name, and takes every GPU whose id or name holds it (see [`Filters::gpus_taken`]).
     pub gpu: Option<String>,
     pub region: Option<String>,
     pub min_gpu_memory_gb: Option<f64>,
+    /// The catalog GPU `gpu` names exactly, once [`Filters::settle`] has looked.
+    pub gpu_exact: Option<String>,
 }
 
 /// What the filters make of one instance.
@@ -37,14 +41,16 @@ impl Filters {
                 .is_none_or(|n| hay.to_lowercase().contains(&n.to_lowercase()))
         };
         let gpu_name = gpu.map_or(inst.gpu.as_str(), |g| g.name.as_str());
+        let gpu_wanted = match (&self.gpu, &self.gpu_exact) {
+            (None, _) => true,
+            (Some(_), Some(id)) => gpu.map_or(inst.gpu.as_str(), |g| g.id.as_str()) == id,
+            (Some(_), None) => has(&inst.gpu, &self.gpu) || has(gpu_name, &self.gpu),
+        };
         let in_region = self
             .region
             .as_ref()
             .is_none_or(|r| super::regions::Wanted::parse(r).matches(&inst.provider, &inst.region));
-        if !has(&inst.provider, &self.provider)
-            || !in_region
-            || !(has(&inst.gpu, &self.gpu) || has(gpu_name, &self.gpu))
-        {
+        if !has(&inst.provider, &self.provider) || !in_region || !gpu_wanted {
             return Admission::NotSelected;
         }
         let min = self
@@ -71,6 +77,56 @@ impl Filters {
 }
 
 impl Filters {
+    /// Looks `--gpu` up in `catalog`: a GPU whose id, name or alias it is (any case) is
+    /// then the only one it takes (`--gpu a10` is the A10, not the A100s and A10Gs).
+    pub fn settle(mut self, catalog: &Catalog) -> Filters {
+        self.gpu_exact = self.gpu.as_ref().and_then(|want| {
+            let w = want.trim().to_lowercase();
+            catalog
+                .gpus
+                .iter()
+                .find(|g| {
+                    g.id.to_lowercase() == w
+                        || g.name.to_lowercase() == w
+                        || g.aliases.iter().any(|a| a.to_lowercase() == w)
+                })
+                .map(|g| g.id.clone())
+        });
+        self
+    }
+
+    /// When `--gpu` is part of a name rather than one GPU's: the GPUs it took in
+    /// `catalog`, for the note under a table; None for an exact GPU or no filter.
+    pub fn gpus_taken(&self, catalog: &Catalog) -> Option<String> {
+        let want = self.gpu.as_ref()?;
+        if self.gpu_exact.is_some() {
+            return None;
+        }
+        let mut names: Vec<String> = catalog
+            .instances
+            .iter()
+            .filter(|i| {
+                Filters {
+                    gpu: self.gpu.clone(),
+                    ..Filters::default()
+                }
+                .admit(i, catalog.gpu(&i.gpu), None)
+                    != Admission::NotSelected
+            })
+            .map(|i| {
+                catalog
+                    .gpu(&i.gpu)
+                    .map_or(i.gpu.clone(), |g| g.name.clone())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Some(format!(
+            "--gpu {want} is part of a name, not one GPU's: it took {} (a GPU's id or full name takes that GPU alone)",
+            names.join(", ")
+        ))
+    }
+
     /// Why the filters select nothing in `catalog`, naming the filter that matches no
     /// instance and the values that exist; None when some instance is selected.
     pub fn unmatched(&self, catalog: &Catalog) -> Option<String> {

@@ -404,6 +404,7 @@ impl Catalog {
     /// The instances `f` admits, with the GPUs they name and every exchange rate: a catalog
     /// file of its own (`catalog --format json` writes it; `--catalog FILE` reads it back).
     pub fn subset(&self, f: &Filters) -> Catalog {
+        let f = &f.clone().settle(self);
         let instances: Vec<Instance> = self
             .instances
             .iter()

@@ -324,6 +324,9 @@ pub struct RankReport {
     /// place, so the rows it left out are said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region_note: Option<String>,
+    /// `--gpu` as part of a name: the GPUs it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_note: Option<String>,
 }
 
 /// Ranks every catalog instance for the scenario, on a catalog with its findings (its
@@ -337,6 +340,12 @@ pub fn rank(
 ) -> Result<RankReport> {
     let (catalog, findings) = (checked.catalog, &checked.findings[..]);
     check_currency(catalog, &opts.currency)?;
+    // `--gpu` naming one catalog GPU takes it alone; part of a name takes every match.
+    let settled = RankOptions {
+        filters: opts.filters.clone().settle(catalog),
+        ..opts.clone()
+    };
+    let opts = &settled;
     // `--egress-gb` states the job's data out instead of its scenario.
     let stated;
     let scenario = match opts.egress_gb {
@@ -420,6 +429,7 @@ pub fn rank(
             .region
             .as_deref()
             .and_then(|r| crate::catalog::regions::note(r, &catalog.instances)),
+        gpu_note: opts.filters.gpus_taken(catalog),
     })
 }
 

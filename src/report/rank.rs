@@ -675,6 +675,9 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
             "Prices from: {from} (`gpuvalue catalog update` takes new ones; --offline: the built-in ones)."
         ));
     }
+    if let Some(n) = &r.gpu_note {
+        v.push(n.clone());
+    }
     if let Some(n) = &r.region_note {
         v.push(n.clone());
     }
