@@ -632,6 +632,19 @@ fn egress_line(r: &RankReport, shown: usize) -> Option<String> {
     ))
 }
 
+/// How close two costs must be to share a place, and why.
+fn ties_line(r: &RankReport) -> String {
+    format!(
+        "Ties: costs within {:.0}% of each other share a place (\"2=\"): {}.",
+        (r.uncertainty - 1.0) * 100.0,
+        if r.scenario.serving.is_some() {
+            "the serving model's miss on 80% of the published runs held out of its fit"
+        } else {
+            "the model's largest miss on a published point"
+        }
+    )
+}
+
 pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String> {
     let mut v = Vec::new();
     let estimated = r.rows.iter().any(|x| x.basis != Source::Measured);
@@ -650,15 +663,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
     ));
     v.extend(mark_lines(r, shown));
     v.extend(super::serving::notes(r));
-    v.push(format!(
-        "Ties: costs within {:.0}% of each other share a place (\"2=\"): {}.",
-        (r.uncertainty - 1.0) * 100.0,
-        if r.scenario.serving.is_some() {
-            "the serving model's miss on 80% of the published runs held out of its fit"
-        } else {
-            "the model's largest miss on a published point"
-        }
-    ));
+    v.push(ties_line(r));
     v.push(format!(
         "Prices: {} per hour in {}{}; {}.",
         r.pricing.name().replace('_', "-"),
@@ -899,13 +904,8 @@ fn serving_markdown(r: &RankReport) -> String {
     );
     for x in &r.rows {
         out.push_str(&format!(
-            "| {} | {} {} | {} | {} | {} | {} | {} |\n",
-            place(x),
-            md(&x.provider),
-            md(&x.instance_type),
-            md(&x.region),
-            md(&gpus_cell(x)),
-            basis(x.basis),
+            "| {} | {} | {} |\n",
+            md_row_head(x),
             price_cell(x),
             super::serving::cells(x, api)
                 .iter()
@@ -915,6 +915,19 @@ fn serving_markdown(r: &RankReport) -> String {
         ));
     }
     out
+}
+
+/// The first cells of a Markdown row: place, instance, region, GPUs and basis.
+fn md_row_head(x: &crate::rank::RankRow) -> String {
+    format!(
+        "{} | {} {} | {} | {} | {}",
+        place(x),
+        md(&x.provider),
+        md(&x.instance_type),
+        md(&x.region),
+        md(&gpus_cell(x)),
+        basis(x.basis)
+    )
 }
 
 /// Any other job's rows in Markdown.
@@ -929,13 +942,8 @@ fn jobs_markdown(r: &RankReport) -> String {
     ));
     for x in &r.rows {
         out.push_str(&format!(
-            "| {} | {} {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n",
-            place(x),
-            md(&x.provider),
-            md(&x.instance_type),
-            md(&x.region),
-            md(&gpus_cell(x)),
-            basis(x.basis),
+            "| {} | {} | {} | {} | {} | {} |{}\n",
+            md_row_head(x),
             md(&figures_used(x)),
             price_cell(x),
             hours(x.hours_per_job),
