@@ -361,3 +361,45 @@ fn chart_bars_of_one_type_in_two_regions_name_their_region() {
     }
     assert!(!html.contains("zzcloud g1.a100 (1x"), "an unnamed region");
 }
+
+/// Every command's `--help` fits the width it is read at: 100 columns through a pipe, 80
+/// with `COLUMNS=80` (clap wraps the descriptions with its `wrap_help`).
+#[test]
+fn every_help_fits_100_columns_through_a_pipe_and_80_when_asked() {
+    let commands: [&[&str]; 15] = [
+        &[],
+        &["devices"],
+        &["bench"],
+        &["show"],
+        &["catalog"],
+        &["catalog", "update"],
+        &["catalog", "check"],
+        &["rank"],
+        &["run"],
+        &["compare"],
+        &["report"],
+        &["burn"],
+        &["calibration"],
+        &["transfers"],
+        &["help"],
+    ];
+    for cmd in commands {
+        let mut args = cmd.to_vec();
+        if cmd != ["help"] {
+            args.push("--help");
+        }
+        for (columns, width) in [(None, 100), (Some("80"), 80)] {
+            let o = run_with(&args, columns);
+            assert!(o.status.success(), "{args:?}");
+            let out = String::from_utf8(o.stdout).unwrap();
+            assert!(out.lines().count() > 3, "{args:?}: {out}");
+            for l in out.lines() {
+                assert!(
+                    l.chars().count() <= width,
+                    "{args:?} at {width} columns: {} columns: {l}",
+                    l.chars().count()
+                );
+            }
+        }
+    }
+}
