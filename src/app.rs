@@ -414,8 +414,12 @@ fn print_findings(
     rows: usize,
     gpus: &str,
 ) -> usize {
+    // One finding a paragraph, fitted to the terminal (100 columns through a pipe).
     for f in findings {
-        println!("{}", report::fmt::term_text(&f.to_string()));
+        println!(
+            "{}",
+            report::term::wrap_at_spaces(&report::fmt::term_text(&f.to_string()))
+        );
     }
     let errors = findings
         .iter()
@@ -423,10 +427,10 @@ fn print_findings(
         .count();
     println!(
         "{}",
-        report::fmt::term_text(&format!(
+        report::term::wrap_at_spaces(&report::fmt::term_text(&format!(
             "{name}: {rows} instance rows, {gpus}: {errors} error(s), {} warning(s)",
             findings.len() - errors
-        ))
+        )))
     );
     errors
 }

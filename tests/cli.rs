@@ -408,7 +408,8 @@ fn catalog_check_finds_each_fault_of_a_skypilot_csv_at_its_line() {
     );
     let o = gpuvalue(&["catalog", "check", fixture, "--csv-as-of", "2026-11-01"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let out = stdout(&o);
+    // A finding wrapped to 100 columns continues on lines indented two spaces.
+    let out = stdout(&o).replace("\n  ", " ");
     // (severity, place, row, words of the message)
     let wants: &[(&str, &str, &str, &[&str])] = &[
         (
@@ -1043,7 +1044,7 @@ fn no_session_no_false_error_on_stderr() {
 #[test]
 fn check_names_the_gpus_with_specs_only_and_an_added_row_can_use_one() {
     let o = gpuvalue(&["catalog", "check"]);
-    let out = stdout(&o);
+    let out = stdout(&o).replace("\n  ", " ");
     let last = out.lines().last().unwrap();
     assert!(
         last.contains("with specs only") && last.contains("mi100"),

@@ -403,3 +403,34 @@ fn every_help_fits_100_columns_through_a_pipe_and_80_when_asked() {
         }
     }
 }
+
+/// `catalog check` prints each finding as a paragraph fitted to 100 columns through a pipe
+/// (80 with `COLUMNS=80`), broken only at spaces, so `\n  ` joins one back.
+#[test]
+fn catalog_check_findings_fit_the_width() {
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/skypilot/aws/vms.csv"
+    );
+    for args in [
+        vec!["catalog", "check"],
+        vec!["catalog", "check", csv, "--csv-as-of", "2026-11-01"],
+    ] {
+        for (columns, width) in [(None, 100), (Some("80"), 80)] {
+            let o = run_with(&args, columns);
+            let out = String::from_utf8(o.stdout).unwrap();
+            assert!(out.lines().count() > 2, "{args:?}: {out}");
+            for l in out.lines() {
+                assert!(l.chars().count() <= width, "{args:?} at {width}: {l}");
+            }
+            // Every finding names its severity at the start of its first line.
+            let joined = out.replace("\n  ", " ");
+            assert!(
+                joined.lines().all(|l| l.starts_with("warning: ")
+                    || l.starts_with("error: ")
+                    || l.contains(" instance rows, ")),
+                "{joined}"
+            );
+        }
+    }
+}

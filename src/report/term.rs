@@ -174,6 +174,29 @@ pub fn wrap(text: &str) -> String {
     wrap_to(text, width())
 }
 
+/// [`wrap`], breaking lines only at spaces (never inside a name or a number): for messages
+/// whose wrapped lines a script may join back (`\n  ` is then one space).
+pub fn wrap_at_spaces(text: &str) -> String {
+    let w = width();
+    text.split('\n')
+        .map(|line| {
+            if w == usize::MAX || textwrap::core::display_width(line) <= w {
+                return line.to_string();
+            }
+            let lead = line.len() - line.trim_start().len();
+            let indent = " ".repeat(lead + 2);
+            let opts = textwrap::Options::new(w)
+                .initial_indent(&line[..lead])
+                .subsequent_indent(&indent)
+                .break_words(false)
+                .word_separator(textwrap::WordSeparator::AsciiSpace)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            textwrap::fill(line.trim_start(), opts)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// [`wrap`] at a given width.
 pub fn wrap_to(text: &str, w: usize) -> String {
     let mut out = String::with_capacity(text.len());
