@@ -752,7 +752,7 @@ fn costs_by_row(v: &Value) -> std::collections::BTreeMap<String, (f64, Value)> {
         .iter()
         .map(|r| {
             (
-                format!("{} {} {}", r["provider"], r["instance_type"], r["region"]),
+                row_key(r),
                 (r["cost_per_job"].as_f64().unwrap(), r["egress"].clone()),
             )
         })
@@ -835,19 +835,19 @@ fn data_out_of_the_cloud_is_costed_at_each_provider_s_published_price_or_listed_
     assert!(String::from_utf8_lossy(&o.stderr).contains("--egress-gb"));
 }
 
-/// The serving figures of every row of a ranking, by instance key.
+/// The serving figures of every row of a ranking, by instance key (in rank order).
 fn serving_rows(v: &Value) -> Vec<(String, Value)> {
     v["rows"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| {
-            (
-                format!("{} {} {}", r["provider"], r["instance_type"], r["region"]),
-                r.clone(),
-            )
-        })
+        .map(|r| (row_key(r), r.clone()))
         .collect()
+}
+
+/// A row's instance: provider, type and region.
+fn row_key(r: &Value) -> String {
+    format!("{} {} {}", r["provider"], r["instance_type"], r["region"])
 }
 
 const R1: [&str; 10] = [
