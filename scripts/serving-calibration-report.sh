@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 B=${GPUVALUE:-target/release/gpuvalue}
 OUT=reports/serving-calibration.md
 JSON=$(mktemp)
-trap 'rm -f "$JSON"' EXIT
+trap 'rm -f "$JSON" "$JSON.rank"' EXIT
 "$B" calibration --serving --points --format json >"$JSON"
 {
   echo "# The serving model against published serving runs"
@@ -56,6 +56,34 @@ for p in pts:
         print(f"| {p['id']} | {p['gpu']} | {p['ratio']:.2f} |")
 print()
 PY
+  echo "## Time to first token (not fitted)"
+  echo
+  echo "InferenceX's published medians of 8x H200, SGLang, DeepSeek-R1 FP8, TP8, 1k/1k (its runs at each"
+  echo "concurrency, reports/research/serving-2026/inferencex/points.csv) against the model's estimate"
+  echo '(`gpuvalue rank --job llm-serve --model deepseek-r1 --prompt-tokens 1024 --output-tokens 1024'
+  echo '--concurrency C --gpu h200-sxm --parallel tp=8 --format json`):'
+  echo
+  echo "| concurrency | runs | published TTFT | model TTFT | published total tok/s/GPU | model | ratio |"
+  echo "|---|---|---|---|---|---|---|"
+  for c in 4 16 64; do
+    "$B" rank --job llm-serve --model deepseek-r1 --prompt-tokens 1024 --output-tokens 1024 \
+      --concurrency "$c" --gpu h200-sxm --parallel tp=8 --format json --top 1 >"$JSON.rank"
+    python3 - "$c" "$JSON.rank" <<'PY'
+import csv, json, statistics, sys
+c = sys.argv[1]
+row = json.load(open(sys.argv[2]))["rows"][0]
+runs = [r for r in csv.DictReader(open("reports/research/serving-2026/inferencex/points.csv"))
+        if r["gpu"] == "h200-sxm" and r["isl"] == r["osl"] == "1024" and r["precision"] == "fp8"
+        and r["framework"] == "sglang" and r["tp"] == "8" and r["ep"] in ("1", "")
+        and r["dp_attention"] == "false" and r["nodes"] == "1" and "mtp" not in r["notes"]
+        and r["concurrency"] == c and r["metric"] == "total_tok_s_per_gpu"]
+ttft = statistics.median(float(r["ttft_s"]) for r in runs)
+tput = statistics.median(float(r["value"]) for r in runs)
+m = row["total_tok_s_per_gpu"]
+print(f"| {c} | {len(runs)} | {ttft:.3f} s | {row['ttft_s']:.3f} s | {tput:.1f} | {m:.1f} | {m / tput:.2f} |")
+PY
+  done
+  echo
   cat <<'TXT'
 ## Reading it
 

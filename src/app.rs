@@ -556,7 +556,6 @@ fn rank_options(s: &cli::RankSettings) -> Result<RankOptions> {
         nodes: s.nodes,
         egress_gb: s.egress_gb,
         serving: crate::rank::ServingOptions::default(),
-        model: None,
     })
 }
 
@@ -583,17 +582,6 @@ fn unused_serving_results(r: &crate::rank::RankReport, opts: &RankOptions) {
             );
         }
     }
-}
-
-/// The model of `--job`, for matching measured serving results.
-fn job_model(j: &cli::JobArgs) -> Result<Option<crate::jobs::Model>> {
-    if j.job.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(match &j.model_config {
-        Some(path) => crate::jobs::model_config(path)?,
-        None => crate::jobs::preset(&j.model)?,
-    }))
 }
 
 /// The scenario of `--job` with its parameters; None without `--job`.
@@ -668,7 +656,6 @@ fn rank_cmd(a: cli::RankArgs) -> Result<ExitCode> {
         results: measured,
         api_price: a.job.api_price,
     };
-    opts.model = job_model(&a.job)?;
     if a.job.sweep {
         if scenario.serving.is_none() {
             bail!("--sweep applies to --job llm-serve");
@@ -761,7 +748,6 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         results: measured,
         api_price: a.job.api_price,
     };
-    opts.model = job_model(&a.job)?;
     if let Some(e) = opts.filters.unmatched(&c) {
         bail!(e);
     }

@@ -312,9 +312,10 @@ pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usiz
 
 /// Refits every vendor of `fits` on the fit points.
 pub fn refit(prepared: &[Prepared], fits: &FitFile) -> FitFile {
-    FitFile {
+    let mut new = FitFile {
         schema_version: fits.schema_version,
         description: fits.description.clone(),
+        held_out_miss: fits.held_out_miss,
         fits: fits
             .fits
             .iter()
@@ -334,7 +335,12 @@ pub fn refit(prepared: &[Prepared], fits: &FitFile) -> FitFile {
                 }
             })
             .collect(),
+    };
+    // The tie band with the new fits, to three significant figures.
+    if let Some(miss) = held_out_miss(&check(prepared, &new)) {
+        new.held_out_miss = (miss * 100.0).round() / 100.0;
     }
+    new
 }
 
 fn round_fit(f: Fit) -> Fit {
@@ -420,26 +426,18 @@ pub fn summarise(checked: &[Checked]) -> Vec<Summary> {
 /// The share of held-out points whose miss the ranking's ties allow.
 pub const TIE_QUANTILE: f64 = 0.8;
 
-/// The held-out points' miss (max(ratio, 1/ratio)) at [`TIE_QUANTILE`], with the embedded
-/// catalog, points and fits: how far apart two serving rows must be to be told apart.
-/// Computed once.
-pub fn held_out_miss() -> Option<f64> {
-    static MISS: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
-    *MISS.get_or_init(|| {
-        let file = PointsFile::embedded();
-        let catalog = Catalog::embedded();
-        let prepared = prepare_all(&file, &catalog).ok()?;
-        let checked = check(&prepared, &FitFile::embedded());
-        let mut misses: Vec<f64> = checked
-            .iter()
-            .filter(|c| c.split == Split::HeldOut)
-            .filter_map(|c| c.ratio)
-            .map(|r| r.max(1.0 / r))
-            .collect();
-        misses.sort_by(f64::total_cmp);
-        let i = ((misses.len().checked_sub(1)?) as f64 * TIE_QUANTILE).round() as usize;
-        misses.get(i).copied()
-    })
+/// The held-out points' miss (max(ratio, 1/ratio)) at [`TIE_QUANTILE`]: how far apart two
+/// serving rows must be to be told apart. None without held-out points the model runs.
+pub fn held_out_miss(checked: &[Checked]) -> Option<f64> {
+    let mut misses: Vec<f64> = checked
+        .iter()
+        .filter(|c| c.split == Split::HeldOut)
+        .filter_map(|c| c.ratio)
+        .map(|r| r.max(1.0 / r))
+        .collect();
+    misses.sort_by(f64::total_cmp);
+    let i = ((misses.len().checked_sub(1)?) as f64 * TIE_QUANTILE).round() as usize;
+    misses.get(i).copied()
 }
 
 #[cfg(test)]
@@ -492,6 +490,13 @@ mod tests {
     #[test]
     fn the_model_lands_within_1_5x_on_most_runs_it_never_saw() {
         let (_, c) = checked();
+        // The stored tie band is what the held-out runs give.
+        let miss = held_out_miss(&c).unwrap();
+        let stored = FitFile::embedded().held_out_miss;
+        assert!(
+            (stored - miss).abs() < 0.006,
+            "stored {stored}, recomputed {miss}"
+        );
         let held = share_within(&c, Split::HeldOut);
         assert!(held >= 0.8, "{held}");
         // The runs the model cannot lay out (memory) are few, and say why.

@@ -331,12 +331,12 @@ fn sglang_text(text: &str, name: &str, on: Option<&On>) -> Result<Measured> {
 
 /// The presets a model name in a results file means ("deepseek-ai/DeepSeek-R1-0528" is
 /// deepseek-r1, "meta-llama/Llama-3.3-70B-Instruct" is 70b); empty: the file names none.
-pub fn model_matches(file_model: &str, model: &crate::jobs::Model) -> bool {
+pub fn model_matches(file_model: &str, model: &str) -> bool {
     let f = file_model.to_lowercase().replace(['_', ' ', '.'], "-");
     if f.is_empty() {
         return true;
     }
-    let name = model.name.to_lowercase();
+    let name = model.to_lowercase();
     match name.as_str() {
         "8b" => f.contains("llama") && f.contains("-8b"),
         "70b" => f.contains("llama") && f.contains("-70b"),

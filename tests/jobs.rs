@@ -1006,19 +1006,22 @@ fn vllm_sglang_and_inferencex_results_rank_as_measured() {
 
 #[test]
 fn a_serving_file_that_is_none_of_the_formats_is_refused_naming_what_is_missing() {
-    let dir = std::env::temp_dir().join(format!("gpuvalue-serving-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("bench.json");
+    // Serving `model` with `file` among the results.
+    let serve = |model: &str, file: &str| {
+        gpuvalue(&[
+            "rank",
+            "--job",
+            "llm-serve",
+            "--model",
+            model,
+            "--results",
+            file,
+        ])
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bench.json");
     std::fs::write(&bad, r#"{"output_throughput": 100.0, "duration": 3}"#).unwrap();
-    let o = gpuvalue(&[
-        "rank",
-        "--job",
-        "llm-serve",
-        "--model",
-        "8b",
-        "--results",
-        bad.to_str().unwrap(),
-    ]);
+    let o = serve("8b", bad.to_str().unwrap());
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -1027,34 +1030,23 @@ fn a_serving_file_that_is_none_of_the_formats_is_refused_naming_what_is_missing(
         "{err}"
     );
     // A vLLM file without its GPUs asks for them.
-    let o = gpuvalue(&[
-        "rank",
-        "--job",
-        "llm-serve",
-        "--model",
+    let o = serve(
         "deepseek-r1",
-        "--results",
         "tests/fixtures/serving/vllm_dsr1_fp8_h200_tp8_conc64.json",
-    ]);
+    );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--results-on"));
     // The real vLLM file reads its GPUs from its metadata (4x L40S).
-    let o = gpuvalue(&[
-        "rank",
-        "--job",
-        "llm-serve",
-        "--model",
+    let o = serve(
         "8b",
-        "--results",
         "tests/fixtures/serving/vllm_llama32_3b_4xl40s_results.json",
-    ]);
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("4x l40s") && err.contains("Llama-3.2-3B"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -110,6 +110,7 @@ impl Serve {
             None => (m.layers, None),
         };
         Ok(Serving {
+            model: m.name.clone(),
             tokens: requests * self.output_tokens,
             prompt_tokens: self.prompt_tokens,
             output_tokens: self.output_tokens,

@@ -48,8 +48,6 @@ pub struct RankOptions {
     pub egress_gb: Option<f64>,
     /// Serving: measured results and a hosted API's price.
     pub serving: ServingOptions,
-    /// The served or fine-tuned model, for matching measured serving results.
-    pub model: Option<crate::jobs::Model>,
 }
 
 /// A spot price older than this many months is left out of a spot ranking unless
@@ -98,7 +96,6 @@ impl Default for RankOptions {
             nodes: Nodes::default(),
             egress_gb: None,
             serving: ServingOptions::default(),
-            model: None,
         }
     }
 }
@@ -454,13 +451,10 @@ const MEASURED_UNCERTAINTY: f64 = 1.05;
 /// [`MEASURED_UNCERTAINTY`].
 fn model_uncertainty(catalog: &Catalog, scenario: &Scenario) -> f64 {
     if scenario.serving.is_some() {
-        // Serving: the model's usual miss on published runs it was not fitted on (the
-        // browser build carries no published runs: the 1.5x every fit is held to).
-        #[cfg(not(target_arch = "wasm32"))]
-        let miss = crate::serving_calibration::held_out_miss();
-        #[cfg(target_arch = "wasm32")]
-        let miss: Option<f64> = None;
-        return miss.unwrap_or(1.5).max(MEASURED_UNCERTAINTY);
+        // Serving: the model's usual miss on published runs it was not fitted on.
+        return crate::scenario::serving::fits()
+            .held_out_miss
+            .max(MEASURED_UNCERTAINTY);
     }
     let cal = embedded_calibration();
     let scenarios = crate::scenario::ScenarioFile {

@@ -52,14 +52,13 @@ impl Costing<'_> {
     /// instance a whole number of its servers, and the job's targets met; the fastest.
     pub(super) fn measured_serving(&self, gpu: &GpuSpec, gpus: u32) -> Option<&Measured> {
         let s = self.scenario.serving.as_ref()?;
-        let model = self.opts.model.as_ref()?;
         let close = |a: f64, b: f64| (a / b - 1.0).abs() <= 0.10;
         self.opts
             .serving
             .results
             .iter()
             .filter(|m| m.gpu == gpu.id && m.gpus > 0 && gpus.is_multiple_of(m.gpus))
-            .filter(|m| crate::serving_results::model_matches(&m.model, model))
+            .filter(|m| crate::serving_results::model_matches(&m.model, &s.model))
             .filter(|m| {
                 let stated = m
                     .precision

@@ -252,11 +252,6 @@ pub fn table(r: &RankReport, view: View) -> String {
 /// A served model's rows: price, layout and concurrency, tokens per second per GPU and per
 /// user, time to first token and cost per million output tokens.
 fn serving_table(r: &RankReport, shown: &[crate::rank::RankRow]) -> Table {
-    let api = r.rows.iter().any(|x| {
-        x.serving
-            .as_ref()
-            .is_some_and(|s| s.beats_api_above.is_some())
-    });
     let mut b = tabled::builder::Builder::default();
     let mut head = vec![
         "#".to_string(),
@@ -268,7 +263,7 @@ fn serving_table(r: &RankReport, shown: &[crate::rank::RankRow]) -> Table {
     b.push_record(head);
     for x in shown {
         let mut row = vec![place(x), instance_cell(x), gpus_cell(x), price_short(x)];
-        row.extend(super::serving::cells(x, api));
+        row.extend(super::serving::cells(r, x));
         b.push_record(row);
     }
     b.build()
@@ -890,11 +885,6 @@ pub fn markdown(r: &RankReport) -> String {
 
 /// A served model's rows in Markdown.
 fn serving_markdown(r: &RankReport) -> String {
-    let api = r.rows.iter().any(|x| {
-        x.serving
-            .as_ref()
-            .is_some_and(|s| s.beats_api_above.is_some())
-    });
     let cols = super::serving::columns(r);
     let mut out = format!(
         "\n| # | instance | region | GPUs | basis | {c}/h | {} |\n|---|---|---|---|---|---|{}\n",
@@ -907,7 +897,7 @@ fn serving_markdown(r: &RankReport) -> String {
             "| {} | {} | {} |\n",
             md_row_head(x),
             price_cell(x),
-            super::serving::cells(x, api)
+            super::serving::cells(r, x)
                 .iter()
                 .map(|c| md(c))
                 .collect::<Vec<_>>()

@@ -7,17 +7,22 @@ use crate::rank::{RankReport, RankRow, ServeRow, Sweep};
 use tabled::Table;
 use tabled::settings::Style;
 
+/// Whether the rows were priced beside a hosted API (`--api-price`): its column shows.
+fn has_api(r: &RankReport) -> bool {
+    r.rows.iter().any(|x| {
+        x.serving
+            .as_ref()
+            .is_some_and(|s| s.beats_api_above.is_some())
+    })
+}
+
 /// The serving columns' headers and cells of one row.
 pub fn columns(r: &RankReport) -> Vec<String> {
     let mut h: Vec<String> = ["layout", "tok/s/GPU", "tok/s/user (TTFT)"]
         .map(String::from)
         .to_vec();
     h.push(format!("{}/Mtok", r.currency));
-    if r.rows.iter().any(|x| {
-        x.serving
-            .as_ref()
-            .is_some_and(|s| s.beats_api_above.is_some())
-    }) {
+    if has_api(r) {
         h.push("beats API".into());
     }
     h
@@ -63,7 +68,9 @@ pub fn beats(s: &ServeRow) -> Option<String> {
     })
 }
 
-pub fn cells(x: &RankRow, with_api: bool) -> Vec<String> {
+/// The serving cells of row `x` of `r`, in the order of [`columns`].
+pub fn cells(r: &RankReport, x: &RankRow) -> Vec<String> {
+    let with_api = has_api(r);
     let Some(s) = &x.serving else {
         return vec![String::new(); 4 + usize::from(with_api)];
     };

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Serving {
+    /// The model's name (a preset's, or the config's), for matching measured results.
+    #[serde(default)]
+    pub model: String,
     /// Output tokens over the whole job.
     pub tokens: f64,
     pub prompt_tokens: f64,
@@ -176,6 +179,10 @@ pub struct FitFile {
     pub schema_version: u32,
     pub description: String,
     pub fits: Vec<VendorFit>,
+    /// The model's miss (max(ratio, 1/ratio)) on 80% of the held-out published runs, with
+    /// these fits: a ranking's tie band. Written by `calibration --fit-serving`; a test
+    /// recomputes it.
+    pub held_out_miss: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -206,9 +213,9 @@ impl FitFile {
     }
 }
 
-/// Per-collective latency inside a layer on a GPU link (NCCL / custom all-reduce kernels
-/// on NVLink and xGMI take a few microseconds for small messages): charged per collective
-/// when a copy spans GPUs.
+/// Per-collective latency inside a layer on a GPU link, charged per collective when a copy
+/// spans GPUs: an assumption (not measured here; the fitted cost a layer absorbs what it
+/// misses).
 pub const COLLECTIVE_S: f64 = 8e-6;
 
 /// Per-GPU workspace and activations, GB.
@@ -315,10 +322,15 @@ impl Serving {
         attention + (self.weight_gb() - self.attention_gb) / g
     }
 
+    /// GB each GPU of a copy in layout `p` has for the KV cache, on GPUs of `mem_gb`.
+    pub fn kv_room_per_gpu(&self, p: &Parallel, mem_gb: f64) -> f64 {
+        mem_gb * self.memory_use - self.weights_per_gpu(p) - WORKSPACE_GB
+    }
+
     /// The most requests a copy in layout `p` holds on GPUs of `mem_gb`; 0 when the weights
     /// leave no room for one.
     pub fn max_concurrency(&self, p: &Parallel, mem_gb: f64) -> f64 {
-        let free = mem_gb * self.memory_use - self.weights_per_gpu(p) - WORKSPACE_GB;
+        let free = self.kv_room_per_gpu(p, mem_gb);
         let per_request = self.kv_gb(self.prompt_tokens + self.output_tokens) / self.kv_share(p);
         if free <= 0.0 || per_request <= 0.0 {
             return 0.0;

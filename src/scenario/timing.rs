@@ -409,7 +409,7 @@ impl Scenario {
                 gpus_per_copy: pt.gpus,
                 copies: copies as u32,
                 batch: pt.concurrency,
-                kv_gb: 0.0,
+                kv_gb: s.kv_room_per_gpu(&pt.parallel, mem_gb) * f64::from(pt.gpus),
             }),
             comm,
             serving: Some(pt),
