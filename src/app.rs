@@ -249,7 +249,13 @@ fn show(a: cli::ShowArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| Ok((p.display().to_string(), ResultsFile::load(p)?)))
         .collect::<Result<_>>()?;
-    print_as(&report::export::Shown { files: &files }, a.output.format())?;
+    print_as(
+        &report::export::Shown {
+            files: &files,
+            all: a.all,
+        },
+        a.output.format(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -928,6 +928,10 @@ pub struct ShowArgs {
     /// Results files written by `gpuvalue bench`, or directories of them (their *.json files).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Every probe as measured: each working-set size of the memory hierarchy its own row
+    /// (the table gives one row a level found).
+    #[arg(long)]
+    pub all: bool,
     #[command(flatten)]
     pub output: TableOrJson,
 }

@@ -434,3 +434,50 @@ fn catalog_check_findings_fit_the_width() {
         }
     }
 }
+
+/// The bench table gives the memory hierarchy one row a level found (named after the stated
+/// cache, the largest set beyond every cache as memory); `show --all` and the Markdown
+/// report keep the rest where they belong: every size in --all, one row a level in Markdown.
+#[test]
+fn the_memory_hierarchy_is_one_row_a_level_and_every_size_with_all() {
+    let file = "reports/matrix/lavapipe-25.0.json";
+    let r = gpuvalue::results::ResultsFile::load(std::path::Path::new(file)).unwrap();
+    let names = |all: bool| -> Vec<String> {
+        gpuvalue::report::hierarchy::shown(&r, all)
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|n| n.starts_with("hierarchy"))
+            .collect()
+    };
+    assert_eq!(
+        names(false),
+        [
+            "hierarchy read: memory at 128 MiB",
+            "hierarchy latency: L2 to 512 KiB",
+            "hierarchy latency: level 2 to 4 MiB",
+            "hierarchy latency: memory at 128 MiB"
+        ]
+    );
+    assert_eq!(names(true).len(), 28, "every size with --all");
+    let shown = text(&run_with(&["show", file], None));
+    assert_eq!(shown.matches("│ hierarchy").count(), 4, "{shown}");
+    let all = text(&run_with(&["show", "--all", file], None));
+    assert_eq!(all.matches("│ hierarchy").count(), 28, "{all}");
+    assert!(shown.lines().count() + 100 < all.lines().count());
+    // A size whose check failed is never folded into a level: it stays, as failed.
+    let mut failed = r.clone();
+    let p = failed
+        .probes
+        .iter_mut()
+        .find(|p| p.name == "hierarchy latency 2 MiB")
+        .unwrap();
+    p.status = gpuvalue::results::Status::Failed;
+    let n = gpuvalue::report::hierarchy::shown(&failed, false);
+    assert!(n.iter().any(|s| s.name == "hierarchy latency 2 MiB"));
+    let md = gpuvalue::report::markdown::render(
+        &[(file.to_string(), r.clone())],
+        &[],
+        &gpuvalue::catalog::Catalog::embedded(),
+    );
+    assert!(md.contains("hierarchy latency: L2 to 512 KiB (1 MiB stated; 14 sizes"), "{md}");
+}

@@ -110,6 +110,8 @@ impl Export for Devices<'_> {
 /// `show`: results files with their paths.
 pub struct Shown<'a> {
     pub files: &'a [(String, ResultsFile)],
+    /// Every probe as measured (each memory-hierarchy size its own row).
+    pub all: bool,
 }
 
 impl Export for Shown<'_> {
@@ -118,7 +120,7 @@ impl Export for Shown<'_> {
     fn table(&self) -> String {
         self.files
             .iter()
-            .map(|(p, r)| format!("{p}\n{}\n", table::results(r)))
+            .map(|(p, r)| format!("{p}\n{}\n", table::results_with(r, self.all)))
             .collect::<Vec<_>>()
             .join("\n")
     }

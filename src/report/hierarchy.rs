@@ -6,7 +6,7 @@
 use super::fmt::esc;
 use crate::figure::FigureKey;
 use crate::hierarchy::{Cache, Step, size, steps};
-use crate::results::{ResultsFile, Status};
+use crate::results::{ProbeResult, ResultsFile, Status};
 use std::fmt::Write;
 
 /// One measured curve of a results file: its figure, points (bytes, value) by size, the
@@ -201,4 +201,100 @@ pub fn html(r: &ResultsFile) -> String {
         });
     }
     s
+}
+
+/// A probe as the summary tables show it: the probe, the name it is shown under and, for a
+/// level of the memory hierarchy, what the level covers.
+pub struct Shown<'a> {
+    pub probe: &'a ProbeResult,
+    pub name: String,
+    pub note: Option<String>,
+}
+
+/// The file's probes as the terminal table and the Markdown report list them: each
+/// hierarchy curve as one row per level found (the measured size at each step, then the
+/// largest size), in place of its 10-20 sizes; `all`: every probe as measured. A
+/// hierarchy size that failed, and a curve with too few sizes for steps, stay as measured.
+pub fn shown(r: &ResultsFile, all: bool) -> Vec<Shown<'_>> {
+    let curves = if all { Vec::new() } else { curves(r) };
+    let mut out = Vec::new();
+    let mut done: Vec<FigureKey> = Vec::new();
+    for p in &r.probes {
+        let curve = curves
+            .iter()
+            .find(|c| Some(c.figure) == p.figure && p.status == Status::Ok);
+        match curve {
+            None => out.push(Shown {
+                probe: p,
+                name: p.name.clone(),
+                note: None,
+            }),
+            Some(c) if !done.contains(&c.figure) => {
+                done.push(c.figure);
+                out.extend(levels(r, c));
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// One row a level of `c`: the measured size at each step (the largest still on the fast
+/// side), then the largest size measured.
+fn levels<'a>(r: &'a ResultsFile, c: &Curve) -> Vec<Shown<'a>> {
+    let what = match c.figure {
+        FigureKey::HierarchyRead => "hierarchy read",
+        _ => "hierarchy latency",
+    };
+    let at = |bytes: u64| {
+        r.probes.iter().find(|p| {
+            p.figure == Some(c.figure)
+                && p.status == Status::Ok
+                && p.params.get("bytes").and_then(|v| v.as_u64()) == Some(bytes)
+        })
+    };
+    let mut out = Vec::new();
+    for (i, st) in c.steps.iter().enumerate() {
+        let Some(p) = at(st.bytes) else { continue };
+        let level = st.level.clone().unwrap_or_else(|| format!("level {}", i + 1));
+        let stated = st
+            .level
+            .as_ref()
+            .and_then(|l| c.stated.iter().find(|x| &x.level == l))
+            .map_or("no stated cache within 2x".to_string(), |x| {
+                format!("{} stated", size(x.bytes))
+            });
+        out.push(Shown {
+            probe: p,
+            name: format!("{what}: {level} to {}", size(st.bytes)),
+            note: Some(stated),
+        });
+    }
+    let (largest, _) = c.points[c.points.len() - 1];
+    if let Some(p) = at(largest) {
+        let beyond = c.stated.iter().all(|x| largest >= 2 * x.bytes);
+        let name = if beyond && !c.stated.is_empty() {
+            format!("{what}: memory at {}", size(largest))
+        } else {
+            format!("{what}: largest set {}", size(largest))
+        };
+        out.push(Shown {
+            probe: p,
+            name,
+            note: None,
+        });
+    }
+    if let Some(first) = out.first_mut() {
+        let sizes = format!(
+            "{} sizes from {} to {}: `show --all`, the HTML chart",
+            c.points.len(),
+            size(c.points[0].0),
+            size(largest)
+        );
+        first.note = Some(match first.note.take() {
+            Some(n) => format!("{n}; {sizes}"),
+            None => sizes,
+        });
+    }
+    out
 }

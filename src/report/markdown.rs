@@ -90,12 +90,17 @@ fn device(m: &mut String, name: &str, r: &ResultsFile) {
         return;
     }
     m.push_str("\n| probe | status | median | min | max | unit | n | validation error |\n|---|---|---|---|---|---|---|---|\n");
-    for p in &r.probes {
+    for s in super::hierarchy::shown(r, false) {
+        let p = s.probe;
         let [med, min, max, n, val] = super::probe_cells(p);
+        let name = match &s.note {
+            Some(note) => format!("{} ({note})", s.name),
+            None => s.name.clone(),
+        };
         let _ = writeln!(
             m,
             "| {} | {} | {med} | {min} | {max} | {} | {n} | {val} |",
-            md(&p.name),
+            md(&name),
             p.status,
             md(&p.unit)
         );

@@ -183,7 +183,8 @@ pub fn heading(r: &ResultsFile) -> String {
 /// The bench summary in brief, for `run`: each probe's median, spread and check on one line;
 /// the timing and notes are in the full table (`gpuvalue show FILE`).
 pub fn results_short(r: &ResultsFile) -> String {
-    let rows = r.probes.iter().map(|p| {
+    let rows = super::hierarchy::shown(r, false).into_iter().map(|s| {
+        let p = s.probe;
         let (median, range) = match (&p.value, p.status) {
             (Some(v), Status::Ok) => (
                 format!("{} {}", probe_value(v.median), p.unit),
@@ -198,7 +199,7 @@ pub fn results_short(r: &ResultsFile) -> String {
                 v.error
             )
         });
-        [p.name.clone(), median, range, check]
+        [s.name, median, range, check]
     });
     let mut b = tabled::builder::Builder::default();
     b.push_record(["probe", "median", "min..max", "check (error)"].map(String::from));
@@ -213,11 +214,17 @@ pub fn results_short(r: &ResultsFile) -> String {
     out
 }
 
+/// The bench table, the memory hierarchy as one row a level found.
 pub fn results(r: &ResultsFile) -> String {
-    let rows: Vec<ProbeRow> = r
-        .probes
-        .iter()
-        .map(|p| {
+    results_with(r, false)
+}
+
+/// The bench table; `all`: every probe as measured (each hierarchy size its own row).
+pub fn results_with(r: &ResultsFile, all: bool) -> String {
+    let rows: Vec<ProbeRow> = super::hierarchy::shown(r, all)
+        .into_iter()
+        .map(|s| {
+            let p = s.probe;
             let (median, range, n) = match (&p.value, p.status) {
                 (Some(v), Status::Ok) => (
                     format!("{} {}", probe_value(v.median), p.unit),
@@ -242,7 +249,7 @@ pub fn results(r: &ResultsFile) -> String {
                     )
                 })
                 .unwrap_or_else(|| "-".into());
-            let mut notes = Vec::new();
+            let mut notes: Vec<String> = s.note.into_iter().collect();
             if let Some(reason) = &p.reason {
                 notes.push(reason.clone());
             }
@@ -259,7 +266,7 @@ pub fn results(r: &ResultsFile) -> String {
             }
             notes.extend(p.warnings.iter().cloned());
             ProbeRow {
-                probe: p.name.clone(),
+                probe: s.name,
                 status: p.status.to_string(),
                 median,
                 range,
