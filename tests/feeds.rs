@@ -192,7 +192,8 @@ fn update_from_a_mirror_then_rank_the_market() {
     let o = run(home.path(), &["rank", "--top", "3", "--offline"]);
     let t = text(&o);
     assert!(
-        t.contains("Prices from: snapshots skypilot 2026-12-03 00:00:00 UTC (built in,")
+        t.contains("Prices from: snapshots ecb 2026-12-06 00:00:00 UTC (built in, 29 exchange")
+            && t.contains("skypilot 2026-12-03 00:00:00 UTC (built in,")
             && !t.contains("aws 20"),
         "{t}"
     );
@@ -824,56 +825,72 @@ fn manifest_of_the_files(m: &mut serde_json::Value) {
 }
 
 /// The day the public copies in tests/fixtures/feeds were read (their README), as
-/// SOURCE_DATE_EPOCH: 2026-12-03T00:00:00Z.
-const FIXTURES_READ: &str = "1796256000";
+/// SOURCE_DATE_EPOCH: 2026-12-03T00:00:00Z (SkyPilot's files), 2026-12-06T00:00:00Z (the
+/// ECB's rates).
+const FIXTURES_READ: &[(&str, &str, &str)] = &[
+    ("skypilot", "1796256000", "20261203T000000Z"),
+    ("ecb", "1796515200", "20261206T000000Z"),
+];
 
 #[test]
 fn embedded_snapshot_is_the_fixtures_rebuilt() {
     let files = fixtures_copy();
     let home = tempfile::tempdir().unwrap();
     let s = Server::start(files.path());
-    let o = Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
-        .args([
-            "catalog", "update", "--source", "skypilot", "--mirror", &s.base,
-        ])
-        .env("GPUVALUE_HOME", home.path())
-        .env("SOURCE_DATE_EPOCH", FIXTURES_READ)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let snap = home.path().join("sources/skypilot/20261203T000000Z");
-    let rows = std::fs::read_to_string(snap.join("catalog.json")).unwrap();
-    let mut manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(snap.join("manifest.json")).unwrap())
+    for (source, epoch, stamp) in FIXTURES_READ {
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+            .args(["catalog", "update", "--source", source, "--mirror", &s.base])
+            .env("GPUVALUE_HOME", home.path())
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
             .unwrap();
-    let raw = manifest.clone();
-    manifest_of_the_files(&mut manifest);
-    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/data/snapshots/skypilot");
-    if std::env::var_os("GPUVALUE_BLESS").is_some() {
-        // As built: the run's version; not the test server's date, ETag and address.
-        let mut m = raw.clone();
-        for f in m["files"].as_array_mut().unwrap() {
-            let f = f.as_object_mut().unwrap();
-            f.remove("server_date");
-            f.remove("etag");
+        assert!(o.status.success(), "{}", text(&o));
+        let snap = home.path().join(format!("sources/{source}/{stamp}"));
+        let rows = std::fs::read_to_string(snap.join("catalog.json")).unwrap();
+        let mut manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(snap.join("manifest.json")).unwrap())
+                .unwrap();
+        let raw = manifest.clone();
+        manifest_of_the_files(&mut manifest);
+        let built_in = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/data/snapshots")
+            .join(source);
+        if std::env::var_os("GPUVALUE_BLESS").is_some() {
+            // As built: the run's version; not the test server's date, ETag and address.
+            let mut m = raw.clone();
+            for f in m["files"].as_array_mut().unwrap() {
+                let f = f.as_object_mut().unwrap();
+                f.remove("server_date");
+                f.remove("etag");
+            }
+            let day = &stamp[..8];
+            m["mirror"] = format!(
+                "tests/fixtures/feeds (public copies read {}-{}-{}; see its README)",
+                &day[..4],
+                &day[4..6],
+                &day[6..]
+            )
+            .into();
+            std::fs::create_dir_all(&built_in).unwrap();
+            std::fs::write(built_in.join("catalog.json"), &rows).unwrap();
+            let m = serde_json::to_string_pretty(&m).unwrap() + "\n";
+            std::fs::write(built_in.join("manifest.json"), m).unwrap();
         }
-        m["mirror"] = "tests/fixtures/feeds (public copies read 2026-12-03; see its README)".into();
-        std::fs::write(built_in.join("catalog.json"), &rows).unwrap();
-        let m = serde_json::to_string_pretty(&m).unwrap() + "\n";
-        std::fs::write(built_in.join("manifest.json"), m).unwrap();
+        let want_rows = std::fs::read_to_string(built_in.join("catalog.json")).unwrap();
+        let mut want: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(built_in.join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        manifest_of_the_files(&mut want);
+        assert!(
+            rows == want_rows && manifest == want,
+            "src/data/snapshots/{source} is not what `catalog update` makes of the fixtures: \
+             rebuild it with GPUVALUE_BLESS=1 cargo test --release --test feeds embedded_snapshot"
+        );
     }
-    let want_rows = std::fs::read_to_string(built_in.join("catalog.json")).unwrap();
-    let mut want: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(built_in.join("manifest.json")).unwrap())
-            .unwrap();
-    manifest_of_the_files(&mut want);
-    assert!(
-        rows == want_rows && manifest == want,
-        "src/data/snapshots/skypilot is not what `catalog update` makes of the fixtures: \
-         rebuild it with GPUVALUE_BLESS=1 cargo test --release --test feeds embedded_snapshot"
-    );
-    // Offline, a fresh machine ranks the same rows: the built-in snapshot is in use.
+    // Offline, a fresh machine ranks the same rows at the same rates: the built-in snapshots
+    // are in use.
     let empty = tempfile::tempdir().unwrap();
     let offline = catalog_json_with(empty.path(), &["--offline"]);
     let fetched = catalog_json(home.path());
@@ -881,6 +898,8 @@ fn embedded_snapshot_is_the_fixtures_rebuilt() {
         offline["instances"].as_array().unwrap().len(),
         fetched["instances"].as_array().unwrap().len()
     );
+    assert_eq!(offline["currencies"], fetched["currencies"]);
+    assert_eq!(offline["currencies"]["CNY"]["as_of"], "2026-10-30");
 }
 
 fn catalog_json_with(home: &Path, extra: &[&str]) -> serde_json::Value {

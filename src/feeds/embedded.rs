@@ -5,17 +5,25 @@
 //!
 //! They are rebuilt, byte for byte, by the test `embedded_snapshot_is_the_fixtures_rebuilt`
 //! (tests/feeds.rs; `GPUVALUE_BLESS=1` writes them): `catalog update --source skypilot
-//! --mirror` over the fixtures, dated by `SOURCE_DATE_EPOCH` = the day the copies were read.
+//! --mirror` (and `--source ecb`: the exchange rates) over the fixtures, dated by
+//! `SOURCE_DATE_EPOCH` = the day the copies were read.
 
 use super::snapshot::InUse;
 use crate::catalog::Catalog;
 
 /// Per source: its manifest and its rows (the snapshot's two files).
-const BUILT_IN: &[(&str, &str, &str)] = &[(
-    "skypilot",
-    include_str!("../data/snapshots/skypilot/manifest.json"),
-    include_str!("../data/snapshots/skypilot/catalog.json"),
-)];
+const BUILT_IN: &[(&str, &str, &str)] = &[
+    (
+        "skypilot",
+        include_str!("../data/snapshots/skypilot/manifest.json"),
+        include_str!("../data/snapshots/skypilot/catalog.json"),
+    ),
+    (
+        "ecb",
+        include_str!("../data/snapshots/ecb/manifest.json"),
+        include_str!("../data/snapshots/ecb/catalog.json"),
+    ),
+];
 
 /// The sources with a built-in snapshot.
 pub fn names() -> impl Iterator<Item = &'static str> {

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 const MIN_ROW_SHARE: f64 = 0.5;
 /// A GPU with at least this many rows last time is one the source "always has".
 const ALWAYS_HAD_ROWS: usize = 3;
+/// An exchange rate may move this share from the last snapshot's at most.
+const MAX_RATE_MOVE: f64 = 0.10;
 /// A price moving more than this share is listed in the diff.
 const MOVE_SHARE: f64 = 0.10;
 
@@ -38,11 +40,48 @@ pub fn refusals(new: &Counts, prev: &Counts) -> Vec<String> {
     why
 }
 
+/// Why a new snapshot's rates may not replace the last one's: older rates, or a rate that
+/// moved more than [`MAX_RATE_MOVE`]; empty when they may.
+pub fn rate_refusals(new: &Catalog, prev: &Catalog) -> Vec<String> {
+    let mut why = Vec::new();
+    let date = |c: &Catalog| c.currencies.values().map(|x| x.as_of.clone()).max();
+    if let (Some(n), Some(p)) = (date(new), date(prev))
+        && n < p
+    {
+        why.push(format!("its rates are of {n}, older than the last snapshot's {p}"));
+    }
+    let moved: Vec<String> = new
+        .currencies
+        .iter()
+        .filter_map(|(code, x)| {
+            let o = prev.currencies.get(code)?.per_usd;
+            let d = x.per_usd / o - 1.0;
+            (d.abs() > MAX_RATE_MOVE).then(|| format!("{code} {o} -> {} ({:+.0}%)", x.per_usd, d * 100.0))
+        })
+        .collect();
+    if !moved.is_empty() {
+        why.push(format!(
+            "rates moved more than {:.0}% from the last snapshot: {}",
+            MAX_RATE_MOVE * 100.0,
+            moved.join(", ")
+        ));
+    }
+    why
+}
+
 /// The changes from `prev` to `new`: types that appeared or went, prices that moved more
 /// than 10%; one line each, after a summary line.
 pub fn diff(prev: Option<&Catalog>, new: &Catalog) -> String {
     let Some(prev) = prev else {
-        return format!("first snapshot: {} rows\n", new.instances.len());
+        return if new.currencies.is_empty() {
+            format!("first snapshot: {} rows\n", new.instances.len())
+        } else {
+            format!(
+                "first snapshot: {} rows, {} exchange rates\n",
+                new.instances.len(),
+                new.currencies.len()
+            )
+        };
     };
     let index = |c: &Catalog| -> BTreeMap<String, BTreeMap<PricingModel, f64>> {
         c.instances
@@ -80,11 +119,50 @@ pub fn diff(prev: Option<&Catalog>, new: &Catalog) -> String {
             }
         }
     }
+    let mut summary = format!(
+        "{added} types appeared, {gone} went, {moved} prices moved more than {:.0}%",
+        MOVE_SHARE * 100.0
+    );
+    if !new.currencies.is_empty() {
+        summary.push_str(&rate_lines(prev, new, &mut lines));
+    }
     format!(
-        "{added} types appeared, {gone} went, {moved} prices moved more than {:.0}%\n{}",
-        MOVE_SHARE * 100.0,
+        "{summary}\n{}",
         lines.iter().map(|l| format!("{l}\n")).collect::<String>()
     )
+}
+
+/// The exchange rates' changes, one line each (every move, the rates being few); the
+/// summary's part.
+fn rate_lines(prev: &Catalog, new: &Catalog, lines: &mut Vec<String>) -> String {
+    let (mut added, mut moved) = (0, 0);
+    for (code, x) in &new.currencies {
+        match prev.currencies.get(code) {
+            None => {
+                lines.push(format!("+ rate {code} {} per USD ({})", x.per_usd, x.as_of));
+                added += 1;
+            }
+            Some(o) if o.per_usd != x.per_usd => {
+                lines.push(format!(
+                    "~ rate {code}: {} ({}) -> {} ({}) per USD ({:+.1}%)",
+                    o.per_usd,
+                    o.as_of,
+                    x.per_usd,
+                    x.as_of,
+                    (x.per_usd / o.per_usd - 1.0) * 100.0
+                ));
+                moved += 1;
+            }
+            Some(_) => {}
+        }
+    }
+    let gone = prev
+        .currencies
+        .keys()
+        .filter(|k| !new.currencies.contains_key(*k))
+        .inspect(|k| lines.push(format!("- rate {k}")))
+        .count();
+    format!("; {added} exchange rates appeared, {gone} went, {moved} moved")
 }
 
 #[cfg(test)]
@@ -110,5 +188,20 @@ mod tests {
         assert!(r[0].contains("40 rows kept against 100"), "{r:?}");
         let r = refusals(&counts(95, &[("t4", 2)]), &prev);
         assert!(r[0].contains("h100-sxm"), "{r:?}");
+    }
+
+    #[test]
+    fn older_rates_or_a_big_move_against_the_last_snapshot_are_refused() {
+        let (new, _) = super::super::ecb::rates(super::super::ecb::tests::HEAD, "t", "s").unwrap();
+        let mut prev = new.clone();
+        assert!(rate_refusals(&new, &prev).is_empty());
+        prev.currencies.get_mut("CNY").unwrap().per_usd = 5.0;
+        let why = rate_refusals(&new, &prev);
+        assert!(why[0].contains("CNY 5 -> 6.65288 (+33%)"), "{why:?}");
+        for x in prev.currencies.values_mut() {
+            x.as_of = "2026-11-02".into();
+        }
+        let why = rate_refusals(&new, &prev);
+        assert!(why[0].contains("older than the last snapshot's 2026-11-02"), "{why:?}");
     }
 }

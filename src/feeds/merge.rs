@@ -24,11 +24,11 @@ pub fn provenance(snaps: &[InUse]) -> String {
             let m = &s.manifest;
             let ok = m.files.iter().filter(|f| f.status == "ok").count();
             format!(
-                "{} {} UTC ({}{} rows kept, {ok} file{})",
+                "{} {} UTC ({}{}, {ok} file{})",
                 s.name,
                 m.taken_at.replace('T', " ").trim_end_matches('Z'),
                 if s.embedded { "built in, " } else { "" },
-                m.counts.kept,
+                snapshot::kept(&m.counts, &s.catalog),
                 if ok == 1 { "" } else { "s" }
             )
         })
@@ -144,6 +144,9 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
             }
         }
         retain_rows(&mut c, &kept);
+        // What the snapshot holds stays countable for the provenance line.
+        s.catalog.currencies = c.currencies.clone();
+        keep_newer_rates(&mut c, &base);
         base.extend(c);
         manifests.push(s);
     }
@@ -156,6 +159,17 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
     }
     apply_risks(&mut base, &risks);
     Ok((base, Some(provenance(&manifests))))
+}
+
+/// Leaves out of a snapshot's exchange rates those no newer than the catalog's own (a
+/// built-in snapshot older than a rate typed into the embedded catalog never replaces it).
+fn keep_newer_rates(c: &mut Catalog, base: &Catalog) {
+    c.currencies.retain(|code, x| {
+        base.currencies
+            .get(code)
+            .is_none_or(|own| x.as_of.as_str() > own.as_of.as_str())
+    });
+    c.currency_origins.retain(|code, _| c.currencies.contains_key(code));
 }
 
 /// Gives each spot price without a published risk the one a feed gives its instance type

@@ -8,6 +8,7 @@ pub mod alibaba;
 pub mod aws;
 pub mod azure;
 pub mod china;
+pub mod ecb;
 pub mod embedded;
 pub mod gates;
 pub mod gcp;
@@ -125,6 +126,7 @@ pub fn registry() -> Vec<&'static dyn Source> {
         &gcp::Gcp,
         &alibaba::Alibaba,
         &tencent::Tencent,
+        &ecb::Ecb,
     ]
 }
 

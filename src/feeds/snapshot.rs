@@ -112,6 +112,16 @@ pub struct Risk {
     pub interruption: crate::catalog::spot::Interruption,
 }
 
+/// What a snapshot holds, in words: "1447 rows kept", or a source of exchange rates' "29
+/// exchange rates".
+pub fn kept(counts: &Counts, catalog: &Catalog) -> String {
+    if counts.read == 0 && !catalog.currencies.is_empty() {
+        format!("{} exchange rates", catalog.currencies.len())
+    } else {
+        format!("{} rows kept", counts.kept)
+    }
+}
+
 /// Where snapshots live: `GPUVALUE_HOME`, else the platform's data directory.
 pub fn home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os("GPUVALUE_HOME").filter(|h| !h.is_empty()) {

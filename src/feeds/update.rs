@@ -170,7 +170,8 @@ fn one(src: &dyn Source, client: &http::Client, home: &Path, opts: &Options) -> 
     if let Some(p) = &prev
         && !opts.force
     {
-        let why = gates::refusals(&counts, &p.manifest.counts);
+        let mut why = gates::refusals(&counts, &p.manifest.counts);
+        why.extend(gates::rate_refusals(&fetch.catalog, &p.catalog));
         if !why.is_empty() {
             return Done::Refused {
                 why,
@@ -207,8 +208,16 @@ fn report_taken(name: &str, dir: &Path, m: &Manifest, diff: &str, say: &dyn Fn(&
     let c = &m.counts;
     let refused: Vec<String> = c.refused.iter().map(|(r, n)| format!("{r} {n}")).collect();
     let ok = m.files.iter().filter(|f| f.status == "ok").count();
-    say(&format!(
-        "{name}: {} rows read, {} kept, {} refused ({}); {ok} of {} files; snapshot {}",
+    if c.read == 0 {
+        // A source of exchange rates: its notes say what it read.
+        say(&format!(
+            "{name}: no instance rows; {ok} of {} files; snapshot {}",
+            m.files.len(),
+            dir.display()
+        ));
+    } else {
+        say(&format!(
+            "{name}: {} rows read, {} kept, {} refused ({}); {ok} of {} files; snapshot {}",
         c.read,
         c.kept,
         c.read - c.kept,
@@ -220,6 +229,7 @@ fn report_taken(name: &str, dir: &Path, m: &Manifest, diff: &str, say: &dyn Fn(&
         m.files.len(),
         dir.display()
     ));
+    }
     for n in &m.notes {
         say(&format!("  {n}"));
     }
@@ -299,10 +309,10 @@ pub fn list(say: &dyn Fn(&str)) -> Result<()> {
     for src in super::registry() {
         let last = match snapshot::current(&home, src.name()) {
             Ok(Some(s)) => format!(
-                "last snapshot {} ({} old, {} rows kept)",
+                "last snapshot {} ({} old, {})",
                 s.manifest.taken_at,
                 age(&s.manifest.taken_at),
-                s.manifest.counts.kept
+                snapshot::kept(&s.manifest.counts, &s.catalog)
             ),
             Ok(None) => "no snapshot yet".into(),
             Err(e) => format!("snapshot unreadable: {e:#}"),
