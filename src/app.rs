@@ -412,19 +412,20 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
     })
 }
 
-/// Prints each finding on its own line (as a compiler prints diagnostics: grep finds each
-/// whole) and a one-line summary, whatever the name's length; gives the number of errors.
+/// Prints each finding as its own paragraph (as a compiler prints diagnostics), a warning
+/// repeated over rows once, and a one-line summary, whatever the name's length; gives the number of errors.
 fn print_findings(
     findings: &[crate::catalog::Finding],
     name: &str,
     rows: usize,
     gpus: &str,
 ) -> usize {
-    // One finding a paragraph, fitted to the terminal (100 columns through a pipe).
-    for f in findings {
+    // One finding a paragraph, fitted to the terminal (100 columns through a pipe); a
+    // warning repeated word for word over rows is one paragraph naming them.
+    for line in report::catalog::finding_lines(findings) {
         println!(
             "{}",
-            report::term::wrap_at_spaces(&report::fmt::term_text(&f.to_string()))
+            report::term::wrap_at_spaces(&report::fmt::term_text(&line))
         );
     }
     let errors = findings

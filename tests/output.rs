@@ -195,13 +195,32 @@ fn the_budget_reaches_markdown_csv_and_the_report() {
 
 #[test]
 fn a_stale_exchange_rate_is_said_in_every_format() {
+    // The built-in ECB snapshot's rates are current; a user's rate of 2025 is not.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old-rate.json");
+    std::fs::write(
+        &old,
+        r#"{"schema_version": 1, "currencies": {"CNY": {"per_usd": 7.3, "as_of": "2025-01-02", "source": "an old quote"}}}"#,
+    )
+    .unwrap();
     for f in ["table", "markdown"] {
         let t = text(&run_with(
-            &["rank", "--currency", "CNY", "--format", f],
+            &[
+                "rank",
+                "--currency",
+                "CNY",
+                "--catalog-add",
+                old.to_str().unwrap(),
+                "--format",
+                f,
+            ],
             None,
         ));
         assert!(t.contains("stale exchange rate"), "{f}: {t}");
     }
+    let fresh = text(&run_with(&["rank", "--currency", "CNY"], None));
+    assert!(!fresh.contains("stale exchange rate"), "{fresh}");
+    assert!(fresh.contains("6.65288 CNY per USD, as of 2026-10-30"), "{fresh}");
 }
 
 /// Every long option `--help` lists for a command is named in the README or in

@@ -166,7 +166,7 @@ fn check_freshness(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
                 path,
                 at.row.clone(),
                 format!(
-                    "stale {} price: as of {d}, {m} months ago (over {STALE_MONTHS}); refresh it from a current snapshot or the provider's pricing page",
+                    "stale {} price: as of {d}, {m} months ago (over {STALE_MONTHS}); `gpuvalue catalog update` takes current ones where a feed carries them (the AWS Price List: 1- and 3-year terms), else the provider's pricing page",
                     model.name()
                 ),
             );
@@ -230,7 +230,7 @@ fn check_interruption(
             Severity::Warning,
             ".as_of",
             format!(
-                "stale interruption band: as of {}, {m} months ago (over {STALE_MONTHS}); the advisor reports the trailing month, refresh it from AWS's spot-advisor-data.json",
+                "stale interruption band: as of {}, {m} months ago (over {STALE_MONTHS}); the advisor reports the trailing month: `gpuvalue catalog update --source aws` reads AWS's current spot-advisor-data.json",
                 r.as_of
             ),
         );
@@ -394,7 +394,7 @@ impl Catalog {
                     format!("currencies.{code}.as_of"),
                     code.clone(),
                     format!(
-                        "stale exchange rate: as of {}, {m} months ago (over {STALE_MONTHS}); give a current one in a --catalog-add file",
+                        "stale exchange rate: as of {}, {m} months ago (over {STALE_MONTHS}); `gpuvalue catalog update --source ecb` takes the ECB's current reference rates, or give one in a --catalog-add file",
                         c.as_of
                     ),
                 );

@@ -167,3 +167,122 @@ pub fn table(rows: &[CatalogRow], c: &Catalog, currency: &str) -> String {
         rate.source
     )
 }
+
+/// The rows a grouped finding names before "and N more".
+const GROUP_SHOWN: usize = 3;
+
+/// `catalog check`'s findings as lines: a finding that repeats for several rows of one file
+/// (the same warning, word for word: a stale price of one source and date, one provider's
+/// outlier price on every size of an instance) is one line naming how many rows and the
+/// first few; every error stays its own line.
+pub fn finding_lines(findings: &[Finding]) -> Vec<String> {
+    let mut groups: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
+    for f in findings {
+        let same = |g: &&Finding| {
+            g.severity == Severity::Warning
+                && f.severity == Severity::Warning
+                && g.file == f.file
+                && g.message == f.message
+        };
+        match groups.iter_mut().find(|(g, _)| same(g)) {
+            Some((_, all)) => all.push(f),
+            None => groups.push((f, vec![f])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(first, all)| {
+            if all.len() == 1 {
+                return first.to_string();
+            }
+            let rows: Vec<&str> = all.iter().take(GROUP_SHOWN).map(|f| f.row.as_str()).collect();
+            let more = all.len().saturating_sub(GROUP_SHOWN);
+            format!(
+                "warning: {}: {} ({} rows: {}{}): {}",
+                first.file,
+                path_pattern(&all),
+                all.len(),
+                rows.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                },
+                first.message
+            )
+        })
+        .collect()
+}
+
+/// The findings' common path, each index that differs between them as `[..]`
+/// (`instances[..].prices.reserved_1y.as_of`).
+fn path_pattern(all: &[&Finding]) -> String {
+    let strip = |p: &str| -> String {
+        let mut out = String::new();
+        let mut in_index = false;
+        for ch in p.chars() {
+            match ch {
+                '[' => {
+                    in_index = true;
+                    out.push_str("[..]");
+                }
+                ']' => in_index = false,
+                _ if in_index => {}
+                _ => out.push(ch),
+            }
+        }
+        out
+    };
+    let first = &all[0].path;
+    if all.iter().all(|f| &f.path == first) {
+        first.clone()
+    } else {
+        strip(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(severity: Severity, path: &str, row: &str, message: &str) -> Finding {
+        Finding {
+            severity,
+            file: "embedded catalog".into(),
+            path: path.into(),
+            row: row.into(),
+            message: message.into(),
+            instance: None,
+        }
+    }
+
+    #[test]
+    fn a_warning_repeated_over_rows_is_one_line_and_errors_stay_apart() {
+        let stale = "stale reserved_1y price: as of 2026-01";
+        let mut all: Vec<Finding> = (0..5)
+            .map(|i| {
+                finding(
+                    Severity::Warning,
+                    &format!("instances[{i}].prices.reserved_1y.as_of"),
+                    &format!("aws/t{i}/us-east-1"),
+                    stale,
+                )
+            })
+            .collect();
+        all.insert(2, finding(Severity::Warning, "instances[9]", "x/y/z", "other"));
+        all.push(finding(Severity::Error, "instances[7]", "a/b/c", "bad"));
+        all.push(finding(Severity::Error, "instances[8]", "a/b/d", "bad"));
+        let lines = finding_lines(&all);
+        assert_eq!(
+            lines,
+            [
+                "warning: embedded catalog: instances[..].prices.reserved_1y.as_of (5 rows: \
+                 aws/t0/us-east-1, aws/t1/us-east-1, aws/t2/us-east-1 and 2 more): stale \
+                 reserved_1y price: as of 2026-01",
+                "warning: embedded catalog: instances[9] (x/y/z): other",
+                "error: embedded catalog: instances[7] (a/b/c): bad",
+                "error: embedded catalog: instances[8] (a/b/d): bad",
+            ]
+        );
+    }
+}
