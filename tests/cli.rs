@@ -318,7 +318,7 @@ fn catalog_check_reports_bad_rows_with_file_path_and_field() {
     let o = gpuvalue(&["catalog", "check"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("snapshots skypilot 2026-12-03"), "{out}");
+    assert!(out.contains("skypilot 2026-12-03"), "{out}");
     assert!(!out.contains("error: embedded catalog"), "{out}");
     assert!(
         out.lines()

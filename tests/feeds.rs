@@ -188,6 +188,43 @@ fn update_from_a_mirror_then_rank_the_market() {
         t.contains("Prices from: snapshots aws 20") && t.contains(", skypilot 20"),
         "{t}"
     );
+    // The AWS Price List carries the 3-year terms: they rank.
+    let o = run(
+        home.path(),
+        &[
+            "rank",
+            "--price",
+            "reserved_3y",
+            "--provider",
+            "aws",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["rows"].as_array().is_some_and(|r| !r.is_empty()),
+        "{}",
+        text(&o)
+    );
+    // Without it (offline: no public copy of AWS's 3-year prices is built in), the reason
+    // names the command that reads them.
+    let o = run(
+        home.path(),
+        &[
+            "rank",
+            "--price",
+            "reserved_3y",
+            "--provider",
+            "aws",
+            "--offline",
+        ],
+    );
+    let t = text(&o).replace("\n    ", " ");
+    assert!(
+        t.contains("no reserved_3y price here: `gpuvalue catalog update --source aws` reads"),
+        "{t}"
+    );
     // --offline ignores them: only the snapshot built into the binary.
     let o = run(home.path(), &["rank", "--top", "3", "--offline"]);
     let t = text(&o);
@@ -878,10 +915,9 @@ fn embedded_snapshot_is_the_fixtures_rebuilt() {
             std::fs::write(built_in.join("manifest.json"), m).unwrap();
         }
         let want_rows = std::fs::read_to_string(built_in.join("catalog.json")).unwrap();
-        let mut want: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(built_in.join("manifest.json")).unwrap(),
-        )
-        .unwrap();
+        let mut want: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(built_in.join("manifest.json")).unwrap())
+                .unwrap();
         manifest_of_the_files(&mut want);
         assert!(
             rows == want_rows && manifest == want,

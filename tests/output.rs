@@ -220,7 +220,10 @@ fn a_stale_exchange_rate_is_said_in_every_format() {
     }
     let fresh = text(&run_with(&["rank", "--currency", "CNY"], None));
     assert!(!fresh.contains("stale exchange rate"), "{fresh}");
-    assert!(fresh.contains("6.65288 CNY per USD, as of 2026-10-30"), "{fresh}");
+    assert!(
+        fresh.contains("6.65288 CNY per USD, as of 2026-10-30"),
+        "{fresh}"
+    );
 }
 
 /// Every long option `--help` lists for a command is named in the README or in
@@ -498,5 +501,8 @@ fn the_memory_hierarchy_is_one_row_a_level_and_every_size_with_all() {
         &[],
         &gpuvalue::catalog::Catalog::embedded(),
     );
-    assert!(md.contains("hierarchy latency: L2 to 512 KiB (1 MiB stated; 14 sizes"), "{md}");
+    assert!(
+        md.contains("hierarchy latency: L2 to 512 KiB (1 MiB stated; 14 sizes"),
+        "{md}"
+    );
 }

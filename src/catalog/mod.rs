@@ -165,7 +165,16 @@ impl PricingModel {
             PricingModel::Reserved3y => "reserved_3y",
         }
     }
+
+    /// A 1- or 3-year commitment.
+    pub fn is_commitment(self) -> bool {
+        matches!(self, PricingModel::Reserved1y | PricingModel::Reserved3y)
+    }
 }
+
+/// The providers whose own price feed (`catalog update --source NAME`) reads their 1- and
+/// 3-year commitment prices: provider, source.
+pub const COMMITMENT_FEEDS: &[(&str, &str)] = &[("aws", "aws"), ("azure", "azure"), ("gcp", "gcp")];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -41,8 +41,8 @@ impl Source for Ecb {
     fn fetch(&self, http: &Client) -> Result<Fetch> {
         let fetched_at = super::now();
         let f = http.get(URL).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let text =
-            super::gpuhunt::csv_of(&f.body, "eurofxref-hist").with_context(|| f.meta.url.clone())?;
+        let text = super::gpuhunt::csv_of(&f.body, "eurofxref-hist")
+            .with_context(|| f.meta.url.clone())?;
         let (catalog, notes) =
             rates(&text, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
         Ok(Fetch {
@@ -79,8 +79,7 @@ fn days(text: &str) -> Result<Vec<Day>> {
     for (i, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let date = cells[0];
-        crate::files::check_date(date)
-            .map_err(|e| anyhow::anyhow!("line {}: Date: {e}", i + 2))?;
+        crate::files::check_date(date).map_err(|e| anyhow::anyhow!("line {}: Date: {e}", i + 2))?;
         let mut per_eur = BTreeMap::new();
         for (code, cell) in header.iter().zip(&cells).skip(1) {
             if code.is_empty() || cell.is_empty() || *cell == "N/A" {
@@ -193,7 +192,9 @@ pub fn rates(text: &str, fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
         "rates of {}: {} currencies per USD (CNY {}, EUR {})",
         newest.date,
         c.currencies.len(),
-        c.currencies.get("CNY").map_or("none".into(), |x| x.per_usd.to_string()),
+        c.currencies
+            .get("CNY")
+            .map_or("none".into(), |x| x.per_usd.to_string()),
         c.currencies["EUR"].per_usd
     ));
     if !left_out.is_empty() {
@@ -226,7 +227,11 @@ pub(super) mod tests {
         assert!(!c.currencies.contains_key("TRY"), "a 23% jump in a day");
         assert!(notes[1].contains("TRY (+22.7%)"), "{notes:?}");
         assert_eq!(c.currencies["CNY"].as_of, "2026-10-30");
-        assert!(c.currencies["CNY"].source.contains("CNY 7.4326 / USD 1.1172"));
+        assert!(
+            c.currencies["CNY"]
+                .source
+                .contains("CNY 7.4326 / USD 1.1172")
+        );
     }
 
     #[test]
@@ -236,7 +241,12 @@ pub(super) mod tests {
         assert!(e.contains("USD at 11.172 per EUR is +903.5%"), "{e}");
         let e = rates("Day,EUR\n", "t", "s").unwrap_err().to_string();
         assert!(e.contains("expected the header `Date,USD,...`"), "{e}");
-        let e = rates(&HEAD.replace("175.68", "17x"), "t", "s").unwrap_err().to_string();
-        assert!(e.contains("line 2, JPY: expected a rate per EUR or N/A, found \"17x\""), "{e}");
+        let e = rates(&HEAD.replace("175.68", "17x"), "t", "s")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2, JPY: expected a rate per EUR or N/A, found \"17x\""),
+            "{e}"
+        );
     }
 }

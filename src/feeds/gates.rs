@@ -48,7 +48,9 @@ pub fn rate_refusals(new: &Catalog, prev: &Catalog) -> Vec<String> {
     if let (Some(n), Some(p)) = (date(new), date(prev))
         && n < p
     {
-        why.push(format!("its rates are of {n}, older than the last snapshot's {p}"));
+        why.push(format!(
+            "its rates are of {n}, older than the last snapshot's {p}"
+        ));
     }
     let moved: Vec<String> = new
         .currencies
@@ -56,7 +58,8 @@ pub fn rate_refusals(new: &Catalog, prev: &Catalog) -> Vec<String> {
         .filter_map(|(code, x)| {
             let o = prev.currencies.get(code)?.per_usd;
             let d = x.per_usd / o - 1.0;
-            (d.abs() > MAX_RATE_MOVE).then(|| format!("{code} {o} -> {} ({:+.0}%)", x.per_usd, d * 100.0))
+            (d.abs() > MAX_RATE_MOVE)
+                .then(|| format!("{code} {o} -> {} ({:+.0}%)", x.per_usd, d * 100.0))
         })
         .collect();
     if !moved.is_empty() {
@@ -202,6 +205,9 @@ mod tests {
             x.as_of = "2026-11-02".into();
         }
         let why = rate_refusals(&new, &prev);
-        assert!(why[0].contains("older than the last snapshot's 2026-11-02"), "{why:?}");
+        assert!(
+            why[0].contains("older than the last snapshot's 2026-11-02"),
+            "{why:?}"
+        );
     }
 }

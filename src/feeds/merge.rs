@@ -169,7 +169,8 @@ fn keep_newer_rates(c: &mut Catalog, base: &Catalog) {
             .get(code)
             .is_none_or(|own| x.as_of.as_str() > own.as_of.as_str())
     });
-    c.currency_origins.retain(|code, _| c.currencies.contains_key(code));
+    c.currency_origins
+        .retain(|code, _| c.currencies.contains_key(code));
 }
 
 /// Gives each spot price without a published risk the one a feed gives its instance type

@@ -218,17 +218,17 @@ fn report_taken(name: &str, dir: &Path, m: &Manifest, diff: &str, say: &dyn Fn(&
     } else {
         say(&format!(
             "{name}: {} rows read, {} kept, {} refused ({}); {ok} of {} files; snapshot {}",
-        c.read,
-        c.kept,
-        c.read - c.kept,
-        if refused.is_empty() {
-            "none".into()
-        } else {
-            refused.join(", ")
-        },
-        m.files.len(),
-        dir.display()
-    ));
+            c.read,
+            c.kept,
+            c.read - c.kept,
+            if refused.is_empty() {
+                "none".into()
+            } else {
+                refused.join(", ")
+            },
+            m.files.len(),
+            dir.display()
+        ));
     }
     for n in &m.notes {
         say(&format!("  {n}"));

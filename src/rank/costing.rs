@@ -179,7 +179,17 @@ impl Costing<'_> {
             )));
         }
         let Some(price) = inst.prices.get(&self.opts.pricing) else {
-            return Ok(Err(format!("no {} price", self.opts.pricing.name())));
+            let model = self.opts.pricing;
+            let feed = crate::catalog::COMMITMENT_FEEDS
+                .iter()
+                .find(|f| f.0 == inst.provider && model.is_commitment());
+            return Ok(Err(match feed {
+                Some((_, source)) => format!(
+                    "no {} price here: `gpuvalue catalog update --source {source}` reads the provider's own 1- and 3-year terms",
+                    model.name()
+                ),
+                None => format!("no {} price", model.name()),
+            }));
         };
         if inst.tier(price) == Tier::Reported && !self.opts.include_reported {
             return Ok(Err(

@@ -195,7 +195,11 @@ pub fn finding_lines(findings: &[Finding]) -> Vec<String> {
             if all.len() == 1 {
                 return first.to_string();
             }
-            let rows: Vec<&str> = all.iter().take(GROUP_SHOWN).map(|f| f.row.as_str()).collect();
+            let rows: Vec<&str> = all
+                .iter()
+                .take(GROUP_SHOWN)
+                .map(|f| f.row.as_str())
+                .collect();
             let more = all.len().saturating_sub(GROUP_SHOWN);
             format!(
                 "warning: {}: {} ({} rows: {}{}): {}",
@@ -269,7 +273,10 @@ mod tests {
                 )
             })
             .collect();
-        all.insert(2, finding(Severity::Warning, "instances[9]", "x/y/z", "other"));
+        all.insert(
+            2,
+            finding(Severity::Warning, "instances[9]", "x/y/z", "other"),
+        );
         all.push(finding(Severity::Error, "instances[7]", "a/b/c", "bad"));
         all.push(finding(Severity::Error, "instances[8]", "a/b/d", "bad"));
         let lines = finding_lines(&all);

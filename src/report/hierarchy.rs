@@ -256,7 +256,10 @@ fn levels<'a>(r: &'a ResultsFile, c: &Curve) -> Vec<Shown<'a>> {
     let mut out = Vec::new();
     for (i, st) in c.steps.iter().enumerate() {
         let Some(p) = at(st.bytes) else { continue };
-        let level = st.level.clone().unwrap_or_else(|| format!("level {}", i + 1));
+        let level = st
+            .level
+            .clone()
+            .unwrap_or_else(|| format!("level {}", i + 1));
         let stated = st
             .level
             .as_ref()
