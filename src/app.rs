@@ -29,14 +29,15 @@ macro_rules! warn {
 
 /// A message for standard error: escaped for the terminal, wrapped to its width when
 /// standard error is one, or to `$COLUMNS` when the user set it (a width asked for is a
-/// width kept, in a pipe too); otherwise one message stays one line for grep.
+/// width kept, in a pipe too); otherwise to 100 columns, broken only at spaces, so a script
+/// joins a message back into one line by reading `\n  ` as a space.
 pub fn stderr_text(s: &str) -> String {
     let s = report::fmt::term_text(s);
     let asked = std::env::var("COLUMNS").is_ok_and(|c| c.trim().parse::<usize>().is_ok());
     if console::Term::stderr().is_term() || asked {
         report::term::wrap(&s)
     } else {
-        s
+        report::term::wrap_at_spaces(&s)
     }
 }
 use std::process::ExitCode;

@@ -7,8 +7,10 @@ use std::process::{Command, Output};
 
 use common::gpuvalue;
 
+/// Standard error with each message joined back into one line (through a pipe a message
+/// is wrapped to 100 columns at spaces, continued on lines indented two columns).
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    String::from_utf8_lossy(&o.stderr).replace("\n  ", " ")
 }
 
 fn stdout(o: &Output) -> String {

@@ -506,3 +506,55 @@ fn the_memory_hierarchy_is_one_row_a_level_and_every_size_with_all() {
         "{md}"
     );
 }
+
+/// Errors and warnings on standard error fit 100 columns through a pipe too (80 with
+/// `COLUMNS=80`), broken only at spaces: `\n  ` joins a message back into one line.
+#[test]
+fn errors_and_warnings_fit_the_width_through_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-config.json");
+    std::fs::write(&bad, r#"{"model_type": "llama", "hidden_size": "wide"}"#).unwrap();
+    let failing: [&[&str]; 6] = [
+        // Only software adapters here: the transfers probe says why it cannot run.
+        &["transfers"],
+        &[
+            "rank",
+            "--gpu",
+            "no-such-gpu-at-all-anywhere-in-this-catalog",
+        ],
+        &["rank", "--currency", "XYZ"],
+        &[
+            "rank",
+            "--job",
+            "llm-serve",
+            "--model-config",
+            bad.to_str().unwrap(),
+        ],
+        &[
+            "show",
+            "/no/such/results/file/at/this/very/long/path/results.json",
+        ],
+        &["compare", "/no/such/new.json", "/no/such/base.json"],
+    ];
+    let mut long_seen = false;
+    for args in failing {
+        for (columns, width) in [(None, 100), (Some("80"), 80)] {
+            let o = run_with(args, columns);
+            assert!(!o.status.success(), "{args:?} should fail");
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            assert!(!err.trim().is_empty(), "{args:?}: no message");
+            for l in err.lines() {
+                assert!(
+                    l.chars().count() <= width,
+                    "{args:?} at {width} columns: {} columns: {l}",
+                    l.chars().count()
+                );
+            }
+            long_seen |= err.contains("\n  ");
+        }
+    }
+    assert!(
+        long_seen,
+        "no message was long enough to wrap: the test proves nothing"
+    );
+}
