@@ -56,10 +56,10 @@ fn triad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     }
 }
 
-// Dot product of a and b: each workgroup reduces its products in workgroup memory and
-// writes one partial sum to c[group].x; the host adds the partial sums.
-var<workgroup> partial: array<f32, WG>;
-
+// Dot product of a and b: each invocation writes the sum of its products (a vec4, one
+// lane a column) to c[its index]; the host adds them. No workgroup memory and no barrier: a
+// CPU rasteriser (llvmpipe) runs a workgroup's invocations one after another between
+// barriers and keeps each one's state, which made a reduction tree the kernel's cost.
 @compute @workgroup_size(WG)
 fn dot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i0 = base(wid) + lid;
@@ -68,13 +68,5 @@ fn dot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) l
         let i = i0 + t * WG;
         s += a[i] * b[i];
     }
-    partial[lid] = (s.x + s.y) + (s.z + s.w);
-    workgroupBarrier();
-    for (var w = WG / 2u; w > 0u; w /= 2u) {
-        if (lid < w) { partial[lid] += partial[lid + w]; }
-        workgroupBarrier();
-    }
-    if (lid == 0u) {
-        c[wid.y * p.groups_x + wid.x] = vec4<f32>(partial[0], 0.0, 0.0, 0.0);
-    }
+    c[(wid.y * p.groups_x + wid.x) * WG + lid] = s;
 }

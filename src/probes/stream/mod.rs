@@ -206,7 +206,7 @@ impl Arrays {
     }
 }
 
-/// Dot's partial sums: one vec4 per workgroup, one `stride`-byte slice per window.
+/// Dot's partial sums: one vec4 per invocation, one `stride`-byte slice per window.
 struct Partials {
     buf: wgpu::Buffer,
     stride: u64,
@@ -237,7 +237,7 @@ async fn run_kernel(
         .param("element", "vec4<f32>");
     let block = u64::from(wg * per_thread);
     let wins = windows(gpu, elems, block);
-    let partials = alloc_partials(gpu, kernel, &wins, block)?;
+    let partials = alloc_partials(gpu, kernel, &wins, block, wg)?;
     poison_output(gpu, kernel, arrays, partials.as_ref());
     let (pipeline, layout) = build_pipeline(gpu, kernel, (wg, per_thread))?;
     let windows_v = bind_windows(gpu, &layout, arrays, &wins, partials.as_ref(), block)?;
@@ -266,7 +266,7 @@ async fn run_kernel(
     let (err, detail) = match kernel {
         Kernel::Dot => {
             let p = partials.as_ref().expect("dot has partials");
-            validate_dot(gpu, arrays, &windows_v, p, block).await?
+            validate_dot(gpu, arrays, &windows_v, p, (block, wg)).await?
         }
         _ => validate_elementwise(gpu, kernel, arrays).await?,
     };
@@ -279,12 +279,15 @@ fn alloc_partials(
     kernel: Kernel,
     wins: &[(u64, u64)],
     block: u64,
+    wg: u32,
 ) -> Result<Option<Partials>> {
-    // Dot writes one partial sum (a vec4) per workgroup into its own buffer.
+    // Dot writes one partial sum (a vec4) per invocation into its own buffer.
     let partial_stride = {
         let align = u64::from(gpu.limits.min_storage_buffer_offset_alignment).max(16);
         wins.iter()
-            .map(|&(_, n)| (u64::from(groups_of(n, block)) * 16).next_multiple_of(align))
+            .map(|&(_, n)| {
+                (u64::from(groups_of(n, block)) * u64::from(wg) * 16).next_multiple_of(align)
+            })
             .max()
             .unwrap_or(align)
     };
@@ -435,17 +438,17 @@ async fn validate_dot(
     arrays: &Arrays,
     windows_v: &[Window],
     p: &Partials,
-    block: u64,
+    (block, wg): (u64, u32),
 ) -> Result<(f64, String)> {
     let Arrays { ha, hb, .. } = arrays;
     let mut sum = 0.0f64;
     for (wi, w) in windows_v.iter().enumerate() {
-        let groups = groups_of(w.count, block) as usize;
+        let sums = groups_of(w.count, block) as usize * wg as usize;
         let bytes = gpu
-            .read_bytes(&p.buf, p.stride * wi as u64, (groups * 16) as u64)
+            .read_bytes(&p.buf, p.stride * wi as u64, (sums * 16) as u64)
             .await?;
         let v: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
-        sum += v.chunks(4).map(|q| f64::from(q[0])).sum::<f64>();
+        sum += v.iter().map(|&x| f64::from(x)).sum::<f64>();
     }
     Ok(dot_error(sum, ha, hb))
 }
