@@ -1,6 +1,7 @@
 //! The bench driver: open each chosen adapter, run the probes in turn, rewrite the results
 //! file atomically after every probe result, show progress on a terminal.
 
+use crate::figure::FigureKey;
 use crate::files::now_rfc3339;
 use crate::gpu::context::{Halt, Watchdog};
 use crate::gpu::fault::FaultSpec;
@@ -319,6 +320,9 @@ pub fn run(opts: &BenchOptions) -> Result<Vec<BenchOutcome>> {
                 break;
             }
             run.probe(probes[i], &probes[i..])?;
+        }
+        if !interrupt::requested() {
+            run.peak_again_if_beaten(&probes)?;
         }
         outcomes.push(run.finish()?);
     }
@@ -753,6 +757,56 @@ impl<'a> AdapterRun<'a> {
             r.warnings.push(w.clone());
         }
         runs::merge(&mut self.results.concurrent_runs, others);
+    }
+
+    /// The peak is the ceiling: where a matmul's median beat the peak probe's (a CPU
+    /// device's clock or its other tenants moved between the two), the peak probe runs once
+    /// more and the higher of its two medians stands, the other recorded in its params. A
+    /// peak still below stays below, and the file's caveat says so.
+    fn peak_again_if_beaten(&mut self, probes: &[ProbeRef]) -> Result<()> {
+        let Some(&peak) = probes.iter().find(|p| p.name() == "peak") else {
+            return Ok(());
+        };
+        let (Some(first), Some(mm)) = (
+            self.results.best(FigureKey::PeakF32),
+            self.results.best(FigureKey::MatmulF32),
+        ) else {
+            return Ok(());
+        };
+        if mm <= first {
+            return Ok(());
+        }
+        let at = self
+            .results
+            .probes
+            .iter()
+            .position(|p| p.figure == Some(FigureKey::PeakF32))
+            .expect("a peak figure has its result");
+        let before = self.results.probes.len();
+        self.probe(peak, &[])?;
+        let again: Vec<ProbeResult> = self.results.probes.drain(before..).collect();
+        let Some(mut second) = again
+            .into_iter()
+            .find(|p| p.figure == Some(FigureKey::PeakF32) && p.status == Status::Ok)
+        else {
+            return self.results.save(&self.path);
+        };
+        let second_median = second.value.as_ref().map_or(0.0, |v| v.median);
+        let why = format!(
+            "measured twice: matmul_f32 reached {mm:.1} GFLOPS above the first peak's median"
+        );
+        if second_median > first {
+            second = second
+                .param("first_run_median", first)
+                .param("remeasured", why.as_str());
+            self.results.probes[at] = second;
+        } else {
+            let kept = std::mem::replace(&mut self.results.probes[at], ProbeResult::placeholder("peak"));
+            self.results.probes[at] = kept
+                .param("second_run_median", second_median)
+                .param("remeasured", why.as_str());
+        }
+        self.results.save(&self.path)
     }
 
     /// Adds the double-precision summary, marks the file complete (or interrupted) and

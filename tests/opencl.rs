@@ -266,3 +266,48 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
         );
     }
 }
+
+/// The peak probe is the ceiling of the FP32 figures on the CPU devices too: no matmul's
+/// median above the peak's in one bench, on PoCL and on lavapipe (where the matmul beat the
+/// first peak run, the bench measures the peak again and keeps the higher median).
+#[test]
+fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["opencl", "vulkan"] {
+        let present = match backend {
+            "opencl" => opencl().is_some(),
+            _ => common::gpu().is_some(),
+        };
+        if !present {
+            continue;
+        }
+        let file = dir.path().join(format!("{backend}.json"));
+        let out = gpuvalue(&[
+            "bench",
+            "--backend",
+            backend,
+            "--quick",
+            "--probes",
+            "peak,matmul",
+            "-o",
+            file.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let r = ResultsFile::load(&file).unwrap();
+        let peak = r
+            .best(gpuvalue::figure::FigureKey::PeakF32)
+            .expect("a peak figure");
+        let matmuls: Vec<(String, f64)> = r
+            .ok(gpuvalue::figure::FigureKey::MatmulF32)
+            .map(|p| (p.name.clone(), p.value.as_ref().unwrap().median))
+            .collect();
+        assert!(!matmuls.is_empty(), "{backend}: no matmul measured");
+        for (name, v) in &matmuls {
+            assert!(
+                *v <= peak,
+                "{backend}: {name} at {v:.1} GFLOPS is above the peak's {peak:.1}"
+            );
+        }
+    }
+}
