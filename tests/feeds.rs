@@ -189,18 +189,13 @@ fn update_from_a_mirror_then_rank_the_market() {
         "{t}"
     );
     // The AWS Price List carries the 3-year terms: they rank.
-    let o = run(
-        home.path(),
-        &[
-            "rank",
-            "--price",
-            "reserved_3y",
-            "--provider",
-            "aws",
-            "--format",
-            "json",
-        ],
-    );
+    let aws_3y = |extra: &str| {
+        run(
+            home.path(),
+            &["rank", "--price", "reserved_3y", "--provider", "aws", extra],
+        )
+    };
+    let o = aws_3y("--format=json");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
         v["rows"].as_array().is_some_and(|r| !r.is_empty()),
@@ -209,17 +204,7 @@ fn update_from_a_mirror_then_rank_the_market() {
     );
     // Without it (offline: no public copy of AWS's 3-year prices is built in), the reason
     // names the command that reads them.
-    let o = run(
-        home.path(),
-        &[
-            "rank",
-            "--price",
-            "reserved_3y",
-            "--provider",
-            "aws",
-            "--offline",
-        ],
-    );
+    let o = aws_3y("--offline");
     let t = text(&o).replace("\n    ", " ");
     assert!(
         t.contains("no reserved_3y price here: `gpuvalue catalog update --source aws` reads"),
