@@ -801,7 +801,10 @@ impl<'a> AdapterRun<'a> {
                 .param("remeasured", why.as_str());
             self.results.probes[at] = second;
         } else {
-            let kept = std::mem::replace(&mut self.results.probes[at], ProbeResult::placeholder("peak"));
+            let kept = std::mem::replace(
+                &mut self.results.probes[at],
+                ProbeResult::placeholder("peak"),
+            );
             self.results.probes[at] = kept
                 .param("second_run_median", second_median)
                 .param("remeasured", why.as_str());

@@ -293,7 +293,11 @@ fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
             file.to_str().unwrap(),
             "--quiet",
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let r = ResultsFile::load(&file).unwrap();
         let peak = r
             .best(gpuvalue::figure::FigureKey::PeakF32)
