@@ -158,7 +158,7 @@ impl ClConfig {
 
 /// The candidates: tiled kernels (what GPUs want), then barrier-free ones (what a CPU
 /// runtime wants); `candidates` puts the likelier family first.
-pub const CANDIDATES: [ClConfig; 15] = [
+pub const CANDIDATES: [ClConfig; 19] = [
     ClConfig::tiled(32, 4, 16),
     ClConfig::tiled(64, 8, 16),
     ClConfig::tiled(64, 4, 16),
@@ -174,6 +174,12 @@ pub const CANDIDATES: [ClConfig; 15] = [
     ClConfig::vector(ClKind::Direct, 16, 16, 16),
     ClConfig::vector(ClKind::Direct, 16, 12, 16),
     ClConfig::vector(ClKind::Direct, 64, 8, 4),
+    // 8-wide columns: a CPU with 256-bit vectors (AVX2) holds 8-12 rows of them in its 16
+    // registers beside B's vector and A's broadcast; 16-wide rows take two registers each.
+    ClConfig::vector(ClKind::Panel, 16, 12, 8),
+    ClConfig::vector(ClKind::Panel, 16, 8, 8),
+    ClConfig::vector(ClKind::Direct, 16, 12, 8),
+    ClConfig::vector(ClKind::Direct, 16, 8, 8),
 ];
 
 /// The candidates (and element bytes) whose kernel spills registers to scratch memory on a
