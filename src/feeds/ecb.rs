@@ -39,17 +39,14 @@ impl Source for Ecb {
         vec![URL.to_string()]
     }
     fn fetch(&self, http: &Client) -> Result<Fetch> {
-        let fetched_at = super::now();
-        let f = http.get(URL).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let text = super::gpuhunt::csv_of(&f.body, "eurofxref-hist")
-            .with_context(|| f.meta.url.clone())?;
-        let (catalog, notes) =
-            rates(&text, &fetched_at, &f.meta.sha256).with_context(|| f.meta.url.clone())?;
-        Ok(Fetch {
-            catalog,
-            risks: Vec::new(),
-            files: vec![f.meta.record(&fetched_at)],
-            notes,
+        let req = super::http::Request {
+            url: URL.to_string(),
+            body: None,
+            headers: Vec::new(),
+            mirror: Vec::new(),
+        };
+        super::one_answer(http, &req, |body, at, sha| {
+            rates(&super::gpuhunt::csv_of(body, "eurofxref-hist")?, at, sha)
         })
     }
 }

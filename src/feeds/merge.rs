@@ -28,7 +28,7 @@ pub fn provenance(snaps: &[InUse]) -> String {
                 s.name,
                 m.taken_at.replace('T', " ").trim_end_matches('Z'),
                 if s.embedded { "built in, " } else { "" },
-                snapshot::kept(&m.counts, &s.catalog),
+                snapshot::kept(&m.counts),
                 if ok == 1 { "" } else { "s" }
             )
         })
@@ -144,8 +144,6 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
             }
         }
         retain_rows(&mut c, &kept);
-        // What the snapshot holds stays countable for the provenance line.
-        s.catalog.currencies = c.currencies.clone();
         keep_newer_rates(&mut c, &base);
         base.extend(c);
         manifests.push(s);

@@ -153,6 +153,7 @@ pub fn count(rows: &Catalog) -> Counts {
     }
     let mut c = Counts {
         read: all.instances.len(),
+        rates: rows.currencies.len(),
         ..Counts::default()
     };
     for (i, inst) in all.instances.iter().enumerate() {

@@ -72,6 +72,13 @@ pub struct Counts {
     /// Accelerators no catalog GPU is: name -> (rows, providers).
     #[serde(default)]
     pub unmatched: BTreeMap<String, (usize, Vec<String>)>,
+    /// Exchange rates read (a source of rates, not of instances).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rates: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -114,9 +121,9 @@ pub struct Risk {
 
 /// What a snapshot holds, in words: "1447 rows kept", or a source of exchange rates' "29
 /// exchange rates".
-pub fn kept(counts: &Counts, catalog: &Catalog) -> String {
-    if counts.read == 0 && !catalog.currencies.is_empty() {
-        format!("{} exchange rates", catalog.currencies.len())
+pub fn kept(counts: &Counts) -> String {
+    if counts.read == 0 && counts.rates > 0 {
+        format!("{} exchange rates", counts.rates)
     } else {
         format!("{} rows kept", counts.kept)
     }

@@ -209,9 +209,10 @@ fn report_taken(name: &str, dir: &Path, m: &Manifest, diff: &str, say: &dyn Fn(&
     let refused: Vec<String> = c.refused.iter().map(|(r, n)| format!("{r} {n}")).collect();
     let ok = m.files.iter().filter(|f| f.status == "ok").count();
     if c.read == 0 {
-        // A source of exchange rates: its notes say what it read.
+        // A source of exchange rates: its notes say which.
         say(&format!(
-            "{name}: no instance rows; {ok} of {} files; snapshot {}",
+            "{name}: {}; {ok} of {} files; snapshot {}",
+            snapshot::kept(c),
             m.files.len(),
             dir.display()
         ));
@@ -312,7 +313,7 @@ pub fn list(say: &dyn Fn(&str)) -> Result<()> {
                 "last snapshot {} ({} old, {})",
                 s.manifest.taken_at,
                 age(&s.manifest.taken_at),
-                snapshot::kept(&s.manifest.counts, &s.catalog)
+                snapshot::kept(&s.manifest.counts)
             ),
             Ok(None) => "no snapshot yet".into(),
             Err(e) => format!("snapshot unreadable: {e:#}"),

@@ -177,17 +177,16 @@ const GROUP_SHOWN: usize = 3;
 /// first few; every error stays its own line.
 pub fn finding_lines(findings: &[Finding]) -> Vec<String> {
     let mut groups: Vec<(&Finding, Vec<&Finding>)> = Vec::new();
+    let mut warnings: std::collections::HashMap<(&str, &str), usize> = Default::default();
     for f in findings {
-        let same = |g: &&Finding| {
-            g.severity == Severity::Warning
-                && f.severity == Severity::Warning
-                && g.file == f.file
-                && g.message == f.message
-        };
-        match groups.iter_mut().find(|(g, _)| same(g)) {
-            Some((_, all)) => all.push(f),
-            None => groups.push((f, vec![f])),
+        if f.severity == Severity::Warning {
+            if let Some(&g) = warnings.get(&(f.file.as_str(), f.message.as_str())) {
+                groups[g].1.push(f);
+                continue;
+            }
+            warnings.insert((&f.file, &f.message), groups.len());
         }
+        groups.push((f, vec![f]));
     }
     groups
         .into_iter()

@@ -183,18 +183,29 @@ pub fn wrap_at_spaces(text: &str) -> String {
             if w == usize::MAX || textwrap::core::display_width(line) <= w {
                 return line.to_string();
             }
-            let lead = line.len() - line.trim_start().len();
-            let indent = " ".repeat(lead + 2);
-            let opts = textwrap::Options::new(w)
-                .initial_indent(&line[..lead])
-                .subsequent_indent(&indent)
-                .break_words(false)
-                .word_separator(textwrap::WordSeparator::AsciiSpace)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            textwrap::fill(line.trim_start(), opts)
+            fill(line, w, false)
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// One line over `w` columns filled to it, continuation lines indented two columns past the
+/// line's own indent; `names`: breaking inside long names and numbers too ([`NAME_PARTS`]),
+/// else only at spaces.
+fn fill(line: &str, w: usize, names: bool) -> String {
+    let lead = line.len() - line.trim_start().len();
+    let indent = " ".repeat(lead + 2);
+    let opts = textwrap::Options::new(w)
+        .initial_indent(&line[..lead])
+        .subsequent_indent(&indent)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let opts = if names {
+        opts.break_words(true).word_separator(NAME_PARTS)
+    } else {
+        opts.break_words(false)
+            .word_separator(textwrap::WordSeparator::AsciiSpace)
+    };
+    textwrap::fill(line.trim_start(), opts)
 }
 
 /// [`wrap`] at a given width.
@@ -208,15 +219,7 @@ pub fn wrap_to(text: &str, w: usize) -> String {
             out.push_str(line);
             continue;
         }
-        let lead = line.len() - line.trim_start().len();
-        let indent = " ".repeat(lead + 2);
-        let opts = textwrap::Options::new(w)
-            .initial_indent(&line[..lead])
-            .subsequent_indent(&indent)
-            .break_words(true)
-            .word_separator(NAME_PARTS)
-            .word_splitter(textwrap::WordSplitter::NoHyphenation);
-        out.push_str(&textwrap::fill(line.trim_start(), opts));
+        out.push_str(&fill(line, w, true));
     }
     out
 }
