@@ -9,7 +9,7 @@ fn main() {
     let file = std::fs::File::open(&path).expect("open the offer file");
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let t0 = std::time::Instant::now();
-    let offer = gpuvalue::feeds::aws::parse_reader(file, "us-east-1").expect("parse");
+    let offer = gpuvalue::market::feeds::aws::parse_reader(file, "us-east-1").expect("parse");
     let s = t0.elapsed().as_secs_f64();
     let types = offer
         .types

@@ -4,10 +4,10 @@
 //! does next with them (checks, ranking, tables, reports). A panic, a hang or unbounded
 //! memory anywhere in here is a bug; a rejection must be an error that says where.
 
-use crate::catalog::{Catalog, PricingModel};
-use crate::rank::RankOptions;
+use crate::market::catalog::{Catalog, PricingModel};
 use crate::results::ResultsFile;
-use crate::scenario::ScenarioFile;
+use crate::value::rank::RankOptions;
+use crate::value::scenario::ScenarioFile;
 
 /// The outcome of one input: accepted, or rejected with this message.
 pub type Outcome = Result<(), String>;
@@ -25,7 +25,7 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
                 budget: Some(1000.0),
                 ..RankOptions::default()
             };
-            if let Ok(r) = crate::rank::rank(&checked, sc, results, &opts) {
+            if let Ok(r) = crate::value::rank::rank(&checked, sc, results, &opts) {
                 let _ = crate::report::rank::table(
                     &r,
                     crate::report::rank::View {
@@ -53,7 +53,7 @@ pub fn catalog_json(data: &[u8]) -> Outcome {
 
 /// A SkyPilot-style CSV catalog, as given to `--catalog-add FILE.csv`.
 pub fn catalog_csv(data: &[u8]) -> Outcome {
-    let c = crate::catalog::csv_import::parse(data, "fuzz/aws.csv", "aws", "2026-01-01")
+    let c = crate::market::catalog::csv_import::parse(data, "fuzz/aws.csv", "aws", "2026-01-01")
         .map_err(msg)?;
     let mut all = Catalog::embedded();
     all.extend(c);
@@ -65,7 +65,7 @@ pub fn catalog_csv(data: &[u8]) -> Outcome {
 /// is checked as the snapshot's rows would be.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn aws_offer(data: &[u8]) -> Outcome {
-    let offer = crate::feeds::aws::parse_reader(data, "us-east-1")
+    let offer = crate::market::feeds::aws::parse_reader(data, "us-east-1")
         .map_err(|e| format!("fuzz/index.csv: {e}"))?;
     let mut all = Catalog::embedded();
     all.extend(offer.into_catalog("https://fuzz/index.csv", "2026-01-01T00:00:00Z", "00"));
@@ -77,7 +77,7 @@ pub fn aws_offer(data: &[u8]) -> Outcome {
 #[cfg(not(target_arch = "wasm32"))]
 pub fn azure_page(data: &[u8]) -> Outcome {
     let text = std::str::from_utf8(data).map_err(|e| format!("fuzz-page.json: not UTF-8: {e}"))?;
-    let (c, _next) = crate::feeds::azure::page_rows(text, "fuzz-page.json").map_err(msg)?;
+    let (c, _next) = crate::market::feeds::azure::page_rows(text, "fuzz-page.json").map_err(msg)?;
     let mut all = Catalog::embedded();
     all.extend(c);
     let _ = all.check();
@@ -93,21 +93,21 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
     let mut all = Catalog::embedded();
     let mut any_ok = false;
     let mut errors = Vec::new();
-    match crate::feeds::lambda::rows(data, "2026-01-01T00:00:00Z", "00") {
+    match crate::market::feeds::lambda::rows(data, "2026-01-01T00:00:00Z", "00") {
         Ok(c) => {
             all.extend(c);
             any_ok = true;
         }
         Err(e) => errors.push(format!("{name}: lambda: {e:#}")),
     }
-    match crate::feeds::vast::rows(data, "2026-01-01T00:00:00Z", "00") {
+    match crate::market::feeds::vast::rows(data, "2026-01-01T00:00:00Z", "00") {
         Ok((c, _)) => {
             all.extend(c);
             any_ok = true;
         }
         Err(e) => errors.push(format!("{name}: vast: {e:#}")),
     }
-    match crate::feeds::runpod::rows(data, "2026-01-01T00:00:00Z", "00") {
+    match crate::market::feeds::runpod::rows(data, "2026-01-01T00:00:00Z", "00") {
         Ok(c) => {
             all.extend(c);
             any_ok = true;
@@ -115,12 +115,19 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
         Err(e) => errors.push(format!("{name}: runpod: {e:#}")),
     }
     // dstack's gpuhunt: the archive reader, and its CSV reader on the same bytes.
-    match crate::feeds::gpuhunt::csv_of(data, "oci") {
+    match crate::market::feeds::gpuhunt::csv_of(data, "oci") {
         Ok(_) => any_ok = true,
         Err(e) => errors.push(format!("{name}: gpuhunt zip: {e:#}")),
     }
     if let Ok(text) = std::str::from_utf8(data) {
-        match crate::feeds::gpuhunt::rows(text, "oci", "oci", "1", "2026-01-01T00:00:00Z", "00") {
+        match crate::market::feeds::gpuhunt::rows(
+            text,
+            "oci",
+            "oci",
+            "1",
+            "2026-01-01T00:00:00Z",
+            "00",
+        ) {
             Ok((rows, _)) => {
                 all.extend(Catalog::of_rows("fuzz", "fuzz", rows));
                 any_ok = true;
@@ -129,26 +136,26 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
         }
     }
     // A page of GCP's Billing Catalog.
-    match crate::feeds::gcp::page(data) {
+    match crate::market::feeds::gcp::page(data) {
         Ok((skus, _)) => {
-            all.extend(crate::feeds::gcp::rows(&skus, "2026-01-01T00:00:00Z").0);
+            all.extend(crate::market::feeds::gcp::rows(&skus, "2026-01-01T00:00:00Z").0);
             any_ok = true;
         }
         Err(e) => errors.push(format!("{name}: gcp: {e:#}")),
     }
     // OCI's estimator: the same bytes as its shapes and as its price list.
-    match crate::feeds::oci::rows(data, data, "2026-01-01T00:00:00Z") {
+    match crate::market::feeds::oci::rows(data, data, "2026-01-01T00:00:00Z") {
         Ok((c, _)) => {
             all.extend(c);
             any_ok = true;
         }
         Err(e) => errors.push(format!("{name}: oci: {e:#}")),
     }
-    match crate::feeds::alibaba::instance_price(data) {
+    match crate::market::feeds::alibaba::instance_price(data) {
         Ok(_) => any_ok = true,
         Err(e) => errors.push(format!("{name}: alibaba: {e:#}")),
     }
-    match crate::feeds::tencent::unit_price(data) {
+    match crate::market::feeds::tencent::unit_price(data) {
         Ok(_) => any_ok = true,
         Err(e) => errors.push(format!("{name}: tencent: {e:#}")),
     }
@@ -165,12 +172,12 @@ pub fn feed_answers(data: &[u8]) -> Outcome {
 pub fn snapshot_manifest(data: &[u8]) -> Outcome {
     let text =
         std::str::from_utf8(data).map_err(|e| format!("fuzz-manifest.json: not UTF-8: {e}"))?;
-    let m: crate::feeds::snapshot::Manifest =
+    let m: crate::market::feeds::snapshot::Manifest =
         crate::files::parse_json(text, "fuzz-manifest.json").map_err(msg)?;
-    let _ = crate::feeds::merge::provenance(&[crate::feeds::snapshot::InUse {
+    let _ = crate::market::feeds::merge::provenance(&[crate::market::feeds::snapshot::InUse {
         name: "fuzz".into(),
         manifest: m,
-        catalog: crate::catalog::Catalog::of_rows("", "", Vec::new()),
+        catalog: crate::market::catalog::Catalog::of_rows("", "", Vec::new()),
         risks: Vec::new(),
         embedded: false,
     }]);
@@ -194,10 +201,10 @@ pub fn results(data: &[u8]) -> Outcome {
     let r = ResultsFile::parse(text)
         .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
     let _ = crate::report::table::results(&r);
-    let _ = crate::probes::double::summary(&r.probes);
+    let _ = crate::measuring::probes::double::summary(&r.probes);
     let named = vec![("fuzz-results.json".to_string(), r.clone())];
     rank_all(&Catalog::embedded(), &ScenarioFile::embedded(), &named);
-    let c = crate::compare::compare("a.json", &r, "b.json", &r, 5.0, false);
+    let c = crate::measuring::compare::compare("a.json", &r, "b.json", &r, 5.0, false);
     let _ = crate::report::compare::table(&c);
     let _ = crate::report::compare::markdown(&c);
     let _ = crate::report::html::render(&named, &[], &Catalog::embedded());
@@ -218,7 +225,7 @@ pub fn report(data: &[u8]) -> Outcome {
     let mut ranks = Vec::new();
     for sc in &ScenarioFile::embedded().scenarios {
         let opts = RankOptions::default();
-        if let Ok(r) = crate::rank::rank(&checked, sc, &named, &opts) {
+        if let Ok(r) = crate::value::rank::rank(&checked, sc, &named, &opts) {
             let _ = crate::report::rank::table(
                 &r,
                 crate::report::rank::View {
@@ -245,8 +252,22 @@ pub fn compare(data: &[u8]) -> Outcome {
     let base = ResultsFile::parse(include_str!("../tests/fixtures/results-lavapipe.json"))
         .map_err(|e| format!("fixture: {}", msg(e)))?;
     for c in [
-        crate::compare::compare("base.json", &base, "fuzz-results.json", &new, 0.05, false),
-        crate::compare::compare("fuzz-results.json", &new, "base.json", &base, 0.05, false),
+        crate::measuring::compare::compare(
+            "base.json",
+            &base,
+            "fuzz-results.json",
+            &new,
+            0.05,
+            false,
+        ),
+        crate::measuring::compare::compare(
+            "fuzz-results.json",
+            &new,
+            "base.json",
+            &base,
+            0.05,
+            false,
+        ),
     ] {
         let _ = crate::report::compare::table(&c);
         let _ = crate::report::compare::markdown(&c);

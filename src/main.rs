@@ -1,6 +1,6 @@
 //! CLI entry: parse, dispatch, map errors to exit codes. Nothing else.
 
-use gpuvalue::cli::{Cli, Command};
+use gpuvalue::cli::args::{Cli, Command};
 use std::process::ExitCode;
 
 /// $COLUMNS when set (a person's choice), else the terminal's width when standard output is
@@ -71,11 +71,14 @@ fn main() -> ExitCode {
     ) {
         gpuvalue::interrupt::quiet_broken_pipe();
     }
-    match gpuvalue::app::run(cli.command) {
+    match gpuvalue::cli::app::run(cli.command) {
         Ok(code) => code,
         Err(e) => {
             // Names and paths in messages come from files: escaped for the terminal.
-            eprintln!("{}", gpuvalue::app::stderr_text(&format!("error: {e:#}")));
+            eprintln!(
+                "{}",
+                gpuvalue::cli::app::stderr_text(&format!("error: {e:#}"))
+            );
             ExitCode::from(2)
         }
     }

@@ -150,7 +150,7 @@ fn result_problems(file: &ResultsFile) -> Vec<String> {
         }
     }
     for name in &file.options.probes {
-        let Some(probe) = gpuvalue::probes::find(name) else {
+        let Some(probe) = gpuvalue::measuring::probes::find(name) else {
             out.push(format!("options.probes names an unknown probe {name:?}"));
             continue;
         };

@@ -707,7 +707,7 @@ fn a_quick_run_over_its_budget_still_measures_every_figure() {
         .collect();
     assert!(skipped.is_empty(), "skipped in a quick run: {skipped:?}");
     // Every figure of every probe is there (ok, or unsupported by the adapter).
-    for probe in gpuvalue::probes::REGISTRY {
+    for probe in gpuvalue::measuring::probes::REGISTRY {
         for f in probe.figures() {
             assert!(
                 r.probes.iter().any(|p| p.figure == Some(*f)),

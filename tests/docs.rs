@@ -5,7 +5,7 @@
 //! line, so it cannot go stale again.
 
 use clap::{CommandFactory, FromArgMatches};
-use gpuvalue::cli::{Cli, moot_options};
+use gpuvalue::cli::args::{Cli, moot_options};
 use std::path::Path;
 
 mod common;

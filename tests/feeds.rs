@@ -525,7 +525,7 @@ fn every_accelerator_name_in_the_feeds_is_in_the_name_mapping() {
                 continue;
             }
             names += 1;
-            if !gpuvalue::catalog::names::known(&name) {
+            if !gpuvalue::market::catalog::names::known(&name) {
                 unknown.push(format!("{cloud}: {name}"));
             }
         }
@@ -588,10 +588,11 @@ fn aws_offer_file_keeps_linux_shared_on_demand_and_reserved_terms() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/feeds")
         .join(AWS_FIXTURE);
-    let offer = gpuvalue::feeds::aws::parse_reader(std::fs::File::open(path).unwrap(), "us-east-1")
-        .unwrap();
+    let offer =
+        gpuvalue::market::feeds::aws::parse_reader(std::fs::File::open(path).unwrap(), "us-east-1")
+            .unwrap();
     assert_eq!(offer.published.as_deref(), Some("2026-12-01"));
-    let types = gpuvalue::feeds::aws::kept_types(&offer);
+    let types = gpuvalue::market::feeds::aws::kept_types(&offer);
     let p5 = types["p5.48xlarge"];
     assert_eq!(
         (p5.gpus, p5.vcpu, p5.ram_gib),

@@ -4,9 +4,9 @@
 mod common;
 
 use common::{run_probe, tiny_plan};
-use gpuvalue::gpu::Timer;
-use gpuvalue::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
-use gpuvalue::reference::Dims;
+use gpuvalue::measuring::gpu::Timer;
+use gpuvalue::measuring::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
+use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::{ProbeResult, Status};
 use std::time::{Duration, Instant};
 
@@ -234,7 +234,7 @@ fn int8_matmul_is_exact_at_odd_sizes() {
 #[test]
 fn adapter_choice_by_index_and_name() {
     let Some(gpu) = common::gpu() else { return };
-    use gpuvalue::gpu::{AdapterChoice, adapter};
+    use gpuvalue::measuring::gpu::{AdapterChoice, adapter};
     let list = adapter::enumerate(None);
     assert_eq!(list.select(&AdapterChoice::Index(0)).unwrap(), vec![0]);
     let part = gpu

@@ -1,6 +1,6 @@
 //! The hierarchy probe against this machine's own caches (issue 36): lavapipe and PoCL are
 //! the CPU, whose caches Linux states (`lscpu -C` reads the same sysfs files). Each curve's
-//! steps are found and named by `gpuvalue::hierarchy::steps`; on PoCL the L2 must be named
+//! steps are found and named by `gpuvalue::measuring::cache_levels::steps`; on PoCL the L2 must be named
 //! within 2x and the L3 too; on lavapipe, whose JIT's own cost per load hides the L1 and L2
 //! (see `check`), the step to memory must show. Every point's own check passes.
 //!
@@ -10,9 +10,9 @@ mod common;
 
 use common::{gpu, opencl};
 use gpuvalue::figure::FigureKey;
-use gpuvalue::gpu::Timer;
-use gpuvalue::hierarchy::{Cache, steps};
-use gpuvalue::probes::{self, ClCtx, Ctx};
+use gpuvalue::measuring::cache_levels::{Cache, steps};
+use gpuvalue::measuring::gpu::Timer;
+use gpuvalue::measuring::probes::{self, ClCtx, Ctx};
 use gpuvalue::results::{ProbeResult, Status};
 
 /// The named steps of one curve, its largest working set, and its largest step's rise.
@@ -44,7 +44,7 @@ fn levels(results: &[ProbeResult], figure: FigureKey, stated: &[Cache]) -> (Vec<
 /// sweep is compute-bound (5 to 9 GB/s against PoCL's 80), so its bandwidth shows no cache;
 /// on a 2-vCPU AMD EPYC VM its L2 was named in 5 runs of 7.
 fn check(what: &str, results: &[ProbeResult], strict: bool, l3_reachable: bool) {
-    let stated = gpuvalue::hierarchy::host_caches();
+    let stated = gpuvalue::measuring::cache_levels::host_caches();
     let has = |l: &str| stated.iter().any(|c| c.level == l);
     assert!(has("L2"), "sysfs states no L2: {stated:?}");
     let (lat, top, memory) = levels(results, FigureKey::HierarchyLatency, &stated);
@@ -67,13 +67,13 @@ fn check(what: &str, results: &[ProbeResult], strict: bool, l3_reachable: bool) 
             assert!(
                 lat.iter().chain(&bw).any(|l| l == "L3"),
                 "{what}: neither curve names the L3 ({} stated; latency named {lat:?}, bandwidth {bw:?})",
-                gpuvalue::hierarchy::size(l3)
+                gpuvalue::measuring::cache_levels::size(l3)
             );
         } else {
             eprintln!(
                 "{what}: the L3 ({}) is out of reach, the largest working set is {}",
-                gpuvalue::hierarchy::size(l3),
-                gpuvalue::hierarchy::size(top)
+                gpuvalue::measuring::cache_levels::size(l3),
+                gpuvalue::measuring::cache_levels::size(top)
             );
         }
     }

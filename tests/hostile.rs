@@ -806,9 +806,9 @@ proptest::proptest! {
         gflops in -300i32..=7, gbps in -300i32..=6, us in -3i32..=9,
         price in -6i32..=7, rate in -6i32..=6, work in -300i32..=24, mantissa in 1.0f64..9.99,
     ) {
-        use gpuvalue::catalog::Catalog;
-        use gpuvalue::rank::{Filters, RankOptions};
-        use gpuvalue::scenario::ScenarioFile;
+        use gpuvalue::market::catalog::Catalog;
+        use gpuvalue::value::rank::{Filters, RankOptions};
+        use gpuvalue::value::scenario::ScenarioFile;
         let e = |x: i32| mantissa * 10f64.powi(x);
         let mut r = h100();
         for p in r["probes"].as_array_mut().unwrap() {
@@ -834,10 +834,10 @@ proptest::proptest! {
                       {"figure": "latency_dispatch", "work": e(work).min(1e24), "unit": "dispatches"}]}]});
         let Ok(s) = ScenarioFile::parse(&sc.to_string(), "s.json") else { return Ok(()) };
         for currency in ["USD", "XTS"] {
-            let opts = RankOptions { pricing: gpuvalue::catalog::PricingModel::OnDemand, currency: currency.into(),
+            let opts = RankOptions { pricing: gpuvalue::market::catalog::PricingModel::OnDemand, currency: currency.into(),
                 top: None, budget: Some(100.0), filters: Filters::default(), include_reported: false, use_implausible: false, ..RankOptions::default() };
             let named = vec![("r.json".to_string(), results.clone())];
-            if let Ok(rep) = gpuvalue::rank::rank(&checked, &s.scenarios[0], &named, &opts) {
+            if let Ok(rep) = gpuvalue::value::rank::rank(&checked, &s.scenarios[0], &named, &opts) {
                 for row in &rep.rows {
                     proptest::prop_assert!(row.cost_per_job.is_finite() && row.cost_per_job > 0.0, "{row:?}");
                     proptest::prop_assert!(row.price_per_hour.is_finite() && row.price_per_hour > 0.0);

@@ -153,7 +153,7 @@ fn every_assumption_is_printed_and_the_job_prints_as_a_scenario_that_ranks_the_s
     ]);
     assert!(o.status.success());
     let file = String::from_utf8(o.stdout).unwrap();
-    let parsed = gpuvalue::scenario::ScenarioFile::parse(&file, "printed").unwrap();
+    let parsed = gpuvalue::value::scenario::ScenarioFile::parse(&file, "printed").unwrap();
     let id = parsed.scenarios[0].id.clone();
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.json");

@@ -13,7 +13,7 @@
 //! nvidia-cuda-nvcc-cu12). Minutes of compiles on two cores: `#[ignore]`d, run by name in CI
 //! (`.ci/run`); where a tool is missing it says so and skips, except under CI=true.
 
-use gpuvalue::gpu::opencl::ClSource;
+use gpuvalue::measuring::gpu::opencl::ClSource;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -457,8 +457,8 @@ fn smem(props: &str) -> u32 {
 
 /// Every variant on every target, on as many threads as the machine has.
 fn compile_all(t: &Tools, dir: &Path) -> (Vec<Row>, Vec<String>, Vec<String>) {
-    let mut programs = gpuvalue::probes::every_opencl_program();
-    programs.extend(gpuvalue::burn::cl::opencl_kernels());
+    let mut programs = gpuvalue::measuring::probes::every_opencl_program();
+    programs.extend(gpuvalue::measuring::burn::cl::opencl_kernels());
     // Kinds that differ only in the kernel they call build the same program: once each.
     let mut seen = BTreeSet::new();
     programs.retain(|p| seen.insert((p.file, p.label.clone(), variant(p))));
@@ -539,7 +539,7 @@ fn report(t: &Tools, rows: &[Row], skipped: &[String]) -> String {
     let mut s = String::from(
         "# OpenCL kernels on the real GPUs' compilers\n\n\
          Every OpenCL program variant the probes and the burn can build \
-         (`gpuvalue::probes::every_opencl_program` and `gpuvalue::burn::cl::opencl_kernels`), compiled offline as OpenCL C 1.2 by \
+         (`gpuvalue::measuring::probes::every_opencl_program` and `gpuvalue::measuring::burn::cl::opencl_kernels`), compiled offline as OpenCL C 1.2 by \
          `tests/kernels.rs` (`cargo test --release --test kernels -- --ignored`; \
          `GPUVALUE_BLESS=1` rewrites this file). No device ran them: these are the compilers' \
          figures.\n\n",
@@ -657,7 +657,7 @@ fn every_opencl_kernel_variant_compiles_for_cdna_rdna_and_nvidia() {
 /// A candidate whose kernel spills on a CDNA target is listed in `CDNA_SPILLS` (which the
 /// autotuner leaves out on CDNA devices), and one listed there spills.
 fn cdna_spills_leave_the_tuning(rows: &[Row]) {
-    use gpuvalue::probes::matmul::on_opencl::{CANDIDATES, CDNA_SPILLS, source};
+    use gpuvalue::measuring::probes::matmul::on_opencl::{CANDIDATES, CDNA_SPILLS, source};
     for c in CANDIDATES {
         for (ty, elem) in [("f32", 4), ("f64", 8), ("f16", 2)] {
             let v = variant(&source(c, ty));

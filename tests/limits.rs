@@ -5,9 +5,9 @@
 mod common;
 
 use common::{run_probe, tiny_plan, with_limits};
-use gpuvalue::gpu::Timer;
-use gpuvalue::probes::matmul::{self, Faults, PipelineCache};
-use gpuvalue::reference::Dims;
+use gpuvalue::measuring::gpu::Timer;
+use gpuvalue::measuring::probes::matmul::{self, Faults, PipelineCache};
+use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::Status;
 
 fn square(n: usize) -> Dims {

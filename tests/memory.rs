@@ -6,7 +6,7 @@
 mod common;
 
 use clap::Parser;
-use gpuvalue::cli::{Cli, Command};
+use gpuvalue::cli::args::{Cli, Command};
 
 /// Resident set size of this process, where the OS reports it.
 fn rss_bytes() -> Option<u64> {
@@ -42,7 +42,7 @@ fn quick_suite_twice_in_one_process_releases_gpu_memory() {
         let Some(Command::Bench(args)) = cli.command else {
             unreachable!()
         };
-        let outcomes = gpuvalue::bench::run(&args.options(vec![])).expect("bench runs");
+        let outcomes = gpuvalue::measuring::bench::run(&args.options(vec![])).expect("bench runs");
         assert_eq!(outcomes.len(), 1);
         outcomes.into_iter().next().unwrap().results
     };

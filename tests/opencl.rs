@@ -7,7 +7,7 @@ mod common;
 
 use common::{gpuvalue, in_ci, opencl, run_probe_opencl};
 use gpuvalue::figure::FigureKey;
-use gpuvalue::reference::Dims;
+use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::{ResultsFile, Status};
 
 fn dims(n: usize) -> Dims {
@@ -59,7 +59,7 @@ fn devices_lists_opencl_beside_wgpu_each_with_its_backend() {
 #[test]
 fn every_probe_on_opencl_is_validated_or_says_why_not() {
     let Some(cl) = opencl() else { return };
-    for probe in gpuvalue::probes::names() {
+    for probe in gpuvalue::measuring::probes::names() {
         let sizes = Some(vec![Dims {
             m: 70,
             n: 45,
@@ -170,10 +170,13 @@ fn int8_products_agree_between_opencl_and_wgpu_on_the_same_inputs() {
             2,
         ),
     ] {
-        let want = gpuvalue::probes::int8::product_cpu(d, seed);
-        let on_cl = gpuvalue::probes::int8::product_opencl(&cl, d, seed).expect("OpenCL");
-        let on_wgpu =
-            pollster::block_on(gpuvalue::probes::int8::product_wgpu(&gpu, d, seed)).expect("wgpu");
+        let want = gpuvalue::measuring::probes::int8::product_cpu(d, seed);
+        let on_cl =
+            gpuvalue::measuring::probes::int8::product_opencl(&cl, d, seed).expect("OpenCL");
+        let on_wgpu = pollster::block_on(gpuvalue::measuring::probes::int8::product_wgpu(
+            &gpu, d, seed,
+        ))
+        .expect("wgpu");
         assert_eq!(on_cl.len(), want.len());
         assert_eq!(
             on_cl, on_wgpu,
@@ -215,14 +218,15 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
         n: 45,
         k: 33,
     };
-    let ctx = gpuvalue::probes::ClCtx {
+    let ctx = gpuvalue::measuring::probes::ClCtx {
         cl: &cl,
         run: common::tiny_run(&host, Some(vec![d, dims(128)])),
     };
     let mut out = Vec::new();
-    pollster::block_on(gpuvalue::probes::mfma::run_emulated(&ctx, &mut |r| {
-        out.push(r)
-    }));
+    pollster::block_on(gpuvalue::measuring::probes::mfma::run_emulated(
+        &ctx,
+        &mut |r| out.push(r),
+    ));
     assert_eq!(out.len(), 4 * 2, "{out:#?}");
     for r in &out {
         assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);

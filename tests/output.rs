@@ -499,7 +499,7 @@ fn the_memory_hierarchy_is_one_row_a_level_and_every_size_with_all() {
     let md = gpuvalue::report::markdown::render(
         &[(file.to_string(), r.clone())],
         &[],
-        &gpuvalue::catalog::Catalog::embedded(),
+        &gpuvalue::market::catalog::Catalog::embedded(),
     );
     assert!(
         md.contains("hierarchy latency: L2 to 512 KiB (1 MiB stated; 14 sizes"),

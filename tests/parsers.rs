@@ -333,7 +333,7 @@ fn oversized_inputs_are_refused_before_they_are_read_whole() {
     let p = dir.path().join("huge.json");
     let f = std::fs::File::create(&p).unwrap();
     f.set_len(gpuvalue::files::MAX_INPUT_BYTES + 1).unwrap();
-    let e = gpuvalue::catalog::Catalog::load(&p)
+    let e = gpuvalue::market::catalog::Catalog::load(&p)
         .unwrap_err()
         .to_string();
     assert!(e.contains("huge.json") && e.contains("larger than"), "{e}");

@@ -4,17 +4,19 @@
 
 mod common;
 
-use gpuvalue::gpu::Timer;
-use gpuvalue::probes::double::{self as precision, Broken, Inputs, Kind, Variant, from_df, to_df};
-use gpuvalue::probes::measure::Plan;
-use gpuvalue::reference::Dims;
+use gpuvalue::measuring::gpu::Timer;
+use gpuvalue::measuring::probes::double::{
+    self as precision, Broken, Inputs, Kind, Variant, from_df, to_df,
+};
+use gpuvalue::measuring::probes::measure::Plan;
+use gpuvalue::measuring::reference::Dims;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// One device for every case of the property tests (opening one per case would dominate).
-fn shared_gpu() -> Option<&'static gpuvalue::gpu::Gpu> {
-    static GPU: OnceLock<Option<gpuvalue::gpu::Gpu>> = OnceLock::new();
+fn shared_gpu() -> Option<&'static gpuvalue::measuring::gpu::Gpu> {
+    static GPU: OnceLock<Option<gpuvalue::measuring::gpu::Gpu>> = OnceLock::new();
     GPU.get_or_init(common::gpu).as_ref()
 }
 

@@ -426,7 +426,7 @@ fn a_stale_spot_price_does_not_lead_and_spot_serving_says_its_downtime() {
     assert!(why.starts_with("stale spot price: as of 2024-12"), "{why}");
     assert!(v["rows"].as_array().unwrap().iter().all(|r| {
         gpuvalue::files::months_ago(r["price_as_of"].as_str().unwrap()).unwrap_or(0)
-            <= gpuvalue::rank::STALE_SPOT_MONTHS
+            <= gpuvalue::value::rank::STALE_SPOT_MONTHS
     }));
     let with = spot(&["--include-reported"]);
     assert!(

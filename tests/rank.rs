@@ -3,10 +3,10 @@
 
 mod common;
 
-use gpuvalue::catalog::{Catalog, PricingModel};
-use gpuvalue::rank::{Filters, RankOptions, Source, rank};
+use gpuvalue::market::catalog::{Catalog, PricingModel};
 use gpuvalue::results::ResultsFile;
-use gpuvalue::scenario::ScenarioFile;
+use gpuvalue::value::rank::{Filters, RankOptions, Source, rank};
+use gpuvalue::value::scenario::ScenarioFile;
 
 const CATALOG: &str = r#"{
   "schema_version": 1,
@@ -129,10 +129,10 @@ fn estimates_costs_currency_spot_and_budget_by_hand() {
         .as_ref()
         .expect("a spot row carries its risk");
     assert!(risk.assumed && close(risk.bare_hours, h1));
-    let expected = gpuvalue::catalog::spot::expected(
+    let expected = gpuvalue::market::catalog::spot::expected(
         h1,
         None,
-        gpuvalue::catalog::spot::Checkpointing::default(),
+        gpuvalue::market::catalog::spot::Checkpointing::default(),
         false,
     );
     assert!(expected.expected_hours > h1);
@@ -236,7 +236,7 @@ fn reported_prices_rank_only_when_asked_and_marked_retired_rows_never() {
     o.include_reported = true;
     let r = rank(&f, sc, &[], &o).unwrap();
     let two = r.rows.iter().find(|x| x.instance_type == "two").unwrap();
-    assert_eq!(two.price_tier, gpuvalue::catalog::Tier::Reported);
+    assert_eq!(two.price_tier, gpuvalue::market::catalog::Tier::Reported);
     assert!(gpuvalue::report::rank::markdown(&r).contains("(REPORTED)"));
     assert!(
         gpuvalue::report::rank::table(&r, gpuvalue::report::rank::View::SHORT).contains("REPORTED")

@@ -70,7 +70,9 @@ fn report_renders_in_chromium_with_every_chart() {
         "console messages from the report: {console:?}"
     );
     // One roofline per device, a value and a cost chart per scenario.
-    let scenarios = gpuvalue::scenario::ScenarioFile::embedded().scenarios.len();
+    let scenarios = gpuvalue::value::scenario::ScenarioFile::embedded()
+        .scenarios
+        .len();
     let rooflines = dom.matches("class=\"chart roofline\"").count();
     let bars = dom.matches("class=\"chart bars\"").count();
     assert_eq!((rooflines, bars), (1, 2 * scenarios), "charts in the DOM");

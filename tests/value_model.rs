@@ -2,11 +2,11 @@
 //! terms and floors, and efficiency factors calibrated on published results (each point
 //! recomputed from the catalog and the model must land within 1.5x of what was published).
 
-use gpuvalue::calibration::{CalibrationFile, TOLERANCE};
-use gpuvalue::catalog::{Catalog, Severity};
-use gpuvalue::rank::{RankOptions, RankReport, Source, rank};
+use gpuvalue::market::catalog::{Catalog, Severity};
 use gpuvalue::report::rank::derivation;
-use gpuvalue::scenario::{Rate, ScenarioFile};
+use gpuvalue::value::calibration::{CalibrationFile, TOLERANCE};
+use gpuvalue::value::rank::{RankOptions, RankReport, Source, rank};
+use gpuvalue::value::scenario::{Rate, ScenarioFile};
 
 fn embedded() -> (Catalog, ScenarioFile, CalibrationFile) {
     (

@@ -1,10 +1,11 @@
 //! The calibration table (`gpuvalue calibration`): each published point with what the model
 //! implies for it, and each rule's factor next to the factor its points fit.
 
-use super::fmt::{md, term_text};
-use crate::calibration::{CalibrationFile, PointCheck};
-use crate::catalog::Catalog;
-use crate::scenario::ScenarioFile;
+use super::fmt::md;
+use crate::market::catalog::Catalog;
+use crate::text::term_text;
+use crate::value::calibration::{CalibrationFile, PointCheck};
+use crate::value::scenario::ScenarioFile;
 use anyhow::Result;
 use serde::Serialize;
 use tabled::settings::Style;
@@ -76,7 +77,7 @@ impl Table {
             });
         }
         Ok(Table {
-            tolerance: crate::calibration::TOLERANCE,
+            tolerance: crate::value::calibration::TOLERANCE,
             rules,
             points: cal.check(catalog, scenarios)?,
         })
@@ -199,17 +200,17 @@ impl Table {
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Clone, Debug, Serialize)]
 pub struct Serving {
-    pub fits: Vec<crate::scenario::serving::VendorFit>,
-    pub summary: Vec<crate::serving_calibration::Summary>,
+    pub fits: Vec<crate::value::scenario::serving::VendorFit>,
+    pub summary: Vec<crate::value::serving_calibration::Summary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub points: Option<Vec<crate::serving_calibration::Checked>>,
+    pub points: Option<Vec<crate::value::serving_calibration::Checked>>,
     pub left_out: std::collections::BTreeMap<String, u64>,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Serving {
     fn summary_rows(&self) -> Vec<[String; 7]> {
-        use crate::serving_calibration::Split;
+        use crate::value::serving_calibration::Split;
         self.summary
             .iter()
             .map(|s| {

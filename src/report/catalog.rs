@@ -1,7 +1,7 @@
 //! The catalog listing: instances with their GPU, price in the chosen currency and model,
 //! source, date and confidence.
 
-use crate::catalog::{Admission, Catalog, Filters, Finding, PricingModel, Severity, Tier};
+use crate::market::catalog::{Admission, Catalog, Filters, Finding, PricingModel, Severity, Tier};
 use anyhow::Result;
 use serde::Serialize;
 use tabled::settings::Style;

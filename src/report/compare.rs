@@ -1,7 +1,7 @@
 //! `gpuvalue compare` output: terminal table and Markdown (for a pull-request comment).
 
 use super::fmt::compared;
-use crate::compare::{Comparison, Row};
+use crate::measuring::compare::{Comparison, Row};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
@@ -67,7 +67,7 @@ fn heading(c: &Comparison) -> String {
     }
     if c.rows
         .iter()
-        .any(|r| r.verdict == crate::compare::Verdict::NotComparable)
+        .any(|r| r.verdict == crate::measuring::compare::Verdict::NotComparable)
     {
         s.push_str("\nFigures measured under different parameters are not compared (--force compares them anyway).");
     }

@@ -6,10 +6,10 @@
 //! its subject.)
 
 use super::{calibration, catalog, compare, rank, table, term};
-use crate::catalog::Catalog;
-use crate::fleet::{BurnGate, Fleet};
-use crate::rank::RankReport;
+use crate::market::catalog::Catalog;
 use crate::results::ResultsFile;
+use crate::value::fleet::{BurnGate, Fleet};
+use crate::value::rank::RankReport;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ pub fn render<E: Export>(e: &E, f: Format) -> Result<String> {
         );
     }
     let mut out = match f {
-        Format::Table => term::wrap(&super::fmt::term_text(&e.table())),
+        Format::Table => term::wrap(&crate::text::term_text(&e.table())),
         Format::Json => e.json()?,
         Format::Csv => e.csv()?,
         Format::Markdown => e.markdown(),
@@ -224,7 +224,7 @@ impl Export for Ranking<'_> {
 
 /// `rank --side-by-side`: every way to pay per instance.
 pub struct SideBySide<'a> {
-    pub levers: &'a crate::levers::Levers,
+    pub levers: &'a crate::value::levers::Levers,
     pub view: rank::View,
 }
 
@@ -246,7 +246,7 @@ impl Export for SideBySide<'_> {
     }
 }
 
-impl Export for crate::compare::Comparison {
+impl Export for crate::measuring::compare::Comparison {
     const COMMAND: &'static str = "compare";
     const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];
     fn table(&self) -> String {
@@ -325,7 +325,7 @@ impl Export for calibration::Serving {
     }
 }
 
-impl Export for crate::rank::Sweep {
+impl Export for crate::value::rank::Sweep {
     const COMMAND: &'static str = "rank --sweep";
     const FORMATS: &'static [Format] =
         &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
@@ -336,9 +336,9 @@ impl Export for crate::rank::Sweep {
         pretty(self)
     }
     fn csv(&self) -> Result<String> {
-        crate::rank::Sweep::csv(self)
+        crate::value::rank::Sweep::csv(self)
     }
     fn markdown(&self) -> String {
-        crate::rank::Sweep::markdown(self)
+        crate::value::rank::Sweep::markdown(self)
     }
 }

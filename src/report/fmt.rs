@@ -2,6 +2,8 @@
 //! CSV, HTML, SVG). The formatters differ on purpose: each keeps the precision its
 //! output has always printed, and is named for where it is used, not for a column.
 
+use crate::text::{is_unsafe_for_terminal, push_escaped};
+
 /// A report figure (HTML and Markdown reports, measured machine lines): one decimal from
 /// 100 up, two from 1 up, four below (by magnitude, so negatives match positives).
 pub fn figure(x: f64) -> String {
@@ -111,46 +113,6 @@ pub fn esc(s: &str) -> String {
     html_escape::encode_quoted_attribute(s).into_owned()
 }
 
-/// Whether `c` must not reach a terminal raw: C0 controls (ESC starts CSI/OSC sequences,
-/// BEL rings), DEL, C1 controls (U+009B is a one-character CSI), and the bidirectional
-/// overrides and isolates that make text display in another order than it is.
-fn is_unsafe_for_terminal(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    use std::fmt::Write as _;
-    let _ = write!(out, "\\u{{{:x}}}", c as u32);
-}
-
-/// Text for a terminal, one line: every control or bidi character (newlines and tabs too)
-/// becomes a visible `\u{1b}`-style escape.
-pub fn term(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_unsafe_for_terminal(c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Text for a terminal, several lines (whole tables, messages): as `term`, but newlines
-/// and tabs stay. Everything the commands print for people goes through this.
-pub fn term_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_unsafe_for_terminal(c) && c != '\n' && c != '\t' {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// A Markdown table cell or inline text: `|` cannot end the cell, HTML is shown as text,
 /// newlines become spaces, control and bidi characters are escaped as for a terminal.
 pub fn md(s: &str) -> String {
@@ -183,6 +145,7 @@ pub fn csv_cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::{term, term_text};
 
     #[test]
     fn escaping_and_grouping_by_their_crates() {

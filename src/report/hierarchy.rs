@@ -1,11 +1,11 @@
 //! The memory hierarchy in a report: each curve of the `hierarchy` probe (read bandwidth,
 //! load latency) against working-set size as an SVG line chart (log2 x, log y), the stated
-//! caches as dashed verticals and the steps found (`crate::hierarchy::steps`) marked and
+//! caches as dashed verticals and the steps found (`crate::measuring::cache_levels::steps`) marked and
 //! named; and the steps as text for the terminal and Markdown.
 
 use super::fmt::esc;
 use crate::figure::FigureKey;
-use crate::hierarchy::{Cache, Step, size, steps};
+use crate::measuring::cache_levels::{Cache, Step, size, steps};
 use crate::results::{ProbeResult, ResultsFile, Status};
 use std::fmt::Write;
 

@@ -3,11 +3,11 @@
 
 use super::fmt::{esc, figure};
 use super::svg::{self, Bar, Ceiling, Point};
-use crate::catalog::Catalog;
 use crate::figure::FigureKey;
-use crate::rank::{RankReport, Source};
+use crate::market::catalog::Catalog;
 use crate::results::{ResultsFile, Status};
-use crate::scenario::Rate;
+use crate::value::rank::{RankReport, Source};
+use crate::value::scenario::Rate;
 use std::fmt::Write;
 
 /// Bytes a matmul must move at least (A, B read once, C written once) per element size.
@@ -253,7 +253,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
 /// The value and cost charts of a ranking: its first 15 rows, saying so when there are more.
 fn charts_html(s: &mut String, rep: &RankReport) {
     let top: Vec<_> = rep.rows.iter().take(15).collect();
-    let base = |x: &crate::rank::RankRow| {
+    let base = |x: &crate::value::rank::RankRow| {
         format!(
             "{} {} ({}x {})",
             x.provider, x.instance_type, x.gpu_count, x.gpu_name
@@ -262,7 +262,7 @@ fn charts_html(s: &mut String, rep: &RankReport) {
     // The same instance type in several regions: each bar says its region (issue 35 item
     // 14: the charts repeated labels that differed only by region).
     let bases: Vec<String> = top.iter().map(|x| base(x)).collect();
-    let label = |x: &crate::rank::RankRow| {
+    let label = |x: &crate::value::rank::RankRow| {
         let b = base(x);
         if bases.iter().filter(|o| **o == b).count() > 1 {
             format!(
@@ -346,7 +346,7 @@ pub fn render(
 pub fn render_at(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
-    sweeps: &[crate::rank::Sweep],
+    sweeps: &[crate::value::rank::Sweep],
     catalog: &Catalog,
     now: &str,
 ) -> String {

@@ -3,8 +3,8 @@
 
 use super::fmt::{csv_cell, md, percent, sig};
 use super::rank::{View, hours, summary_lines};
-use crate::catalog::PricingModel;
-use crate::levers::{LeverRow, Levers, MODELS};
+use crate::market::catalog::PricingModel;
+use crate::value::levers::{LeverRow, Levers, MODELS};
 use tabled::settings::Style;
 
 /// The column heading of each pricing model.
@@ -86,7 +86,7 @@ fn notes(l: &Levers, shown: usize) -> Vec<String> {
     if steady
         && l.rows
             .iter()
-            .any(|r| r.cheapest == crate::catalog::PricingModel::Spot)
+            .any(|r| r.cheapest == crate::market::catalog::PricingModel::Spot)
     {
         v.push(format!(
             "Spot for a steady rate: each interruption takes an instance out for the restart time ({}): the spot column counts the requests in flight lost, not the traffic nobody serves while it restarts; an endpoint that must keep up needs a spare on demand (or on another spot pool) beside it.",

@@ -2,9 +2,9 @@
 //! ranking and the catalog's dates), for reading on a forge or in a terminal.
 
 use super::fmt::md;
-use crate::catalog::Catalog;
-use crate::rank::RankReport;
+use crate::market::catalog::Catalog;
 use crate::results::ResultsFile;
+use crate::value::rank::RankReport;
 use std::fmt::Write;
 
 /// The Markdown report, generated now.
@@ -20,7 +20,7 @@ pub fn render(
 pub fn render_at(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
-    sweeps: &[crate::rank::Sweep],
+    sweeps: &[crate::value::rank::Sweep],
     catalog: &Catalog,
     now: &str,
 ) -> String {

@@ -17,10 +17,12 @@ pub mod serving;
 pub mod svg;
 pub mod table;
 pub mod term;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod transfers;
 
-use crate::catalog::Catalog;
-use crate::rank::RankReport;
+use crate::market::catalog::Catalog;
 use crate::results::{ProbeResult, ResultsFile, Status};
+use crate::value::rank::RankReport;
 
 /// `report.html` and `report.md`, both stating the same generation time.
 pub fn render(
@@ -35,7 +37,7 @@ pub fn render(
 pub fn render_with(
     results: &[(String, ResultsFile)],
     ranks: &[RankReport],
-    sweeps: &[crate::rank::Sweep],
+    sweeps: &[crate::value::rank::Sweep],
     catalog: &Catalog,
 ) -> (String, String) {
     let now = crate::files::now_rfc3339();
@@ -63,7 +65,7 @@ fn device_title(file: &str, r: &ResultsFile) -> String {
 
 /// The fleet's findings among the results files (sibling GPUs far apart), when notable.
 fn fleet_lines(results: &[(String, ResultsFile)], catalog: &Catalog) -> Vec<String> {
-    let fleet = crate::fleet::analyse(results, Some(catalog));
+    let fleet = crate::value::fleet::analyse(results, Some(catalog));
     if fleet.is_notable() {
         fleet.lines()
     } else {

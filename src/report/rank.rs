@@ -1,10 +1,10 @@
 //! Ranking output: terminal table, Markdown, CSV (JSON is the report's serde form).
 
 use super::fmt::{csv_cell, md, sig, thousands};
-use crate::catalog::Tier;
-use crate::catalog::spot::SpotRisk;
-use crate::rank::{Derivation, FigureUse, RankReport, Source};
-use crate::scenario::{Comm, Timing};
+use crate::market::catalog::Tier;
+use crate::market::catalog::spot::SpotRisk;
+use crate::value::rank::{Derivation, FigureUse, RankReport, Source};
+use crate::value::scenario::{Comm, Timing};
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
@@ -81,7 +81,7 @@ struct Detailed {
 }
 
 /// "2=" for a shared place, "2" alone.
-pub fn place(x: &crate::rank::RankRow) -> String {
+pub fn place(x: &crate::value::rank::RankRow) -> String {
     if x.tied {
         format!("{}=", x.place.max(1))
     } else {
@@ -92,7 +92,7 @@ pub fn place(x: &crate::rank::RankRow) -> String {
 /// A figure for people: its label and value in a readable unit (TFLOPS from 10,000 GFLOPS).
 /// A figure as used: the units whose rate it is, with its value; where another unit's rate
 /// stands in (a GPU without FP8 engines), that unit is named, never the one it stands for.
-pub fn figure_value(f: &crate::rank::FigureUse) -> String {
+pub fn figure_value(f: &crate::value::rank::FigureUse) -> String {
     let (used, why) = match f.derivation {
         Derivation::Datasheet { used, .. } => (used, "none on this GPU"),
         Derivation::StandsIn { used } => (used, "not measured"),
@@ -125,13 +125,13 @@ pub fn scaled(v: f64, unit: &str) -> String {
     }
 }
 
-fn instance_cell(x: &crate::rank::RankRow) -> String {
+fn instance_cell(x: &crate::value::rank::RankRow) -> String {
     format!("{} {} ({})", x.provider, x.instance_type, x.region)
 }
 
 /// The GPUs, with a `†` (said under the table) where the job's collectives ran over a
 /// link between them that nobody stated.
-fn gpus_cell(x: &crate::rank::RankRow) -> String {
+fn gpus_cell(x: &crate::value::rank::RankRow) -> String {
     let mark = if link_assumed(x) { " †" } else { "" };
     if x.nodes > 1 {
         format!("{} nodes x {} x {}{mark}", x.nodes, x.gpu_count, x.gpu_name)
@@ -142,7 +142,7 @@ fn gpus_cell(x: &crate::rank::RankRow) -> String {
 
 /// The price with a `*` where the row has a note (listed under the table) and its tier
 /// when it is not a list price.
-fn price_short(x: &crate::rank::RankRow) -> String {
+fn price_short(x: &crate::value::rank::RankRow) -> String {
     let mut s = price_cell(x);
     if !x.warnings.is_empty() {
         s.push('*');
@@ -151,7 +151,7 @@ fn price_short(x: &crate::rank::RankRow) -> String {
 }
 
 /// What the budget buys, in whole jobs where it buys one: "30 jobs, 12.5 d", "<1 job".
-pub fn budget_cell(x: &crate::rank::RankRow) -> Option<String> {
+pub fn budget_cell(x: &crate::value::rank::RankRow) -> Option<String> {
     // A steady rate's "job" is a period of traffic: the budget buys hours of it.
     if let (Some(_), Some(j)) = (&x.steady, x.budget_jobs) {
         return Some(format!(
@@ -251,7 +251,7 @@ pub fn table(r: &RankReport, view: View) -> String {
 
 /// A served model's rows: price, layout and concurrency, tokens per second per GPU and per
 /// user, time to first token and cost per million output tokens.
-fn serving_table(r: &RankReport, shown: &[crate::rank::RankRow]) -> Table {
+fn serving_table(r: &RankReport, shown: &[crate::value::rank::RankRow]) -> Table {
     let mut b = tabled::builder::Builder::default();
     let mut head = vec![
         "#".to_string(),
@@ -271,7 +271,7 @@ fn serving_table(r: &RankReport, shown: &[crate::rank::RankRow]) -> Table {
 
 /// Under a detailed table, each row's figures (value per GPU and how it was reached) and how
 /// the job runs there, a short block a row instead of a narrow column.
-fn row_details(shown: &[crate::rank::RankRow]) -> String {
+fn row_details(shown: &[crate::value::rank::RankRow]) -> String {
     let mut out = String::new();
     for x in shown {
         out.push_str(&format!(
@@ -357,7 +357,7 @@ pub fn derivation(f: &FigureUse) -> String {
 
 /// How the job runs on the row's instance (serving's copies and batch, the collectives),
 /// then its spot risk.
-fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
+fn job_notes(x: &crate::value::rank::RankRow) -> impl Iterator<Item = String> + '_ {
     x.timing
         .iter()
         .flat_map(timing_notes)
@@ -395,8 +395,8 @@ fn job_notes(x: &crate::rank::RankRow) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Where the link a row's collectives ran over comes from, unless its catalog row states it.
-fn link_note(l: &crate::catalog::links::Link) -> Option<String> {
-    use crate::catalog::links::LinkBasis;
+fn link_note(l: &crate::market::catalog::links::Link) -> Option<String> {
+    use crate::market::catalog::links::LinkBasis;
     match l.basis {
         LinkBasis::Stated => None,
         LinkBasis::Board => {
@@ -409,10 +409,10 @@ fn link_note(l: &crate::catalog::links::Link) -> Option<String> {
     }
 }
 
-fn link_assumed(x: &crate::rank::RankRow) -> bool {
+fn link_assumed(x: &crate::value::rank::RankRow) -> bool {
     x.link
         .as_ref()
-        .is_some_and(|l| l.basis == crate::catalog::links::LinkBasis::Assumed)
+        .is_some_and(|l| l.basis == crate::market::catalog::links::LinkBasis::Assumed)
 }
 
 /// A timing in words: the layout of a served model, then its communication.
@@ -512,7 +512,7 @@ pub fn spot_note(r: &SpotRisk) -> String {
 }
 
 /// The spot risk column when the ranking is by spot price.
-fn spot_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+fn spot_column(shown: &[crate::value::rank::RankRow]) -> Option<Table> {
     extra_column(
         "interrupted",
         shown.iter().map(|x| x.spot.as_ref().map(spot_cell)),
@@ -520,7 +520,7 @@ fn spot_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
 }
 
 /// The instances column when the job is a steady rate: how many keep up, how busy.
-fn steady_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+fn steady_column(shown: &[crate::value::rank::RankRow]) -> Option<Table> {
     extra_column(
         "instances",
         shown.iter().map(|x| x.steady.as_ref().map(steady_cell)),
@@ -528,12 +528,12 @@ fn steady_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
 }
 
 /// "3 (78% busy)": the instances a steady rate takes and the share of their time it uses.
-pub fn steady_cell(s: &crate::rank::Steady) -> String {
+pub fn steady_cell(s: &crate::value::rank::Steady) -> String {
     format!("{} ({:.0}% busy)", s.instances, s.load * 100.0)
 }
 
 /// The budget column ("budget buys") when a budget was given.
-fn budget_column(shown: &[crate::rank::RankRow]) -> Option<Table> {
+fn budget_column(shown: &[crate::value::rank::RankRow]) -> Option<Table> {
     extra_column("budget buys", shown.iter().map(budget_cell))
 }
 
@@ -757,7 +757,7 @@ pub fn summary_lines(r: &RankReport, shown: usize, details: bool) -> Vec<String>
 }
 
 /// "as of 2026-11 (8 rows), 2024-12 (2 rows)" for the shown rows.
-fn price_dates(rows: &[crate::rank::RankRow]) -> String {
+fn price_dates(rows: &[crate::value::rank::RankRow]) -> String {
     let mut dates: std::collections::BTreeMap<&str, usize> = Default::default();
     for x in rows {
         *dates.entry(x.price_as_of.as_str()).or_default() += 1;
@@ -786,7 +786,7 @@ fn currency_warnings(r: &RankReport) -> Vec<String> {
 
 /// The figures a row used, on one line: what, value per GPU, and how it was found; then
 /// how the job runs there (a serving batch).
-pub fn figures_used(r: &crate::rank::RankRow) -> String {
+pub fn figures_used(r: &crate::value::rank::RankRow) -> String {
     r.figures
         .iter()
         .map(|f| format!("{} ({})", figure_value(f), derivation(f)))
@@ -825,7 +825,7 @@ fn machines_text(r: &RankReport) -> String {
 
 /// One measured machine's place: adapter, catalog match, file, and its time per job with
 /// how many ranked instances are faster.
-pub fn machine_line(r: &RankReport, m: &crate::rank::Machine) -> String {
+pub fn machine_line(r: &RankReport, m: &crate::value::rank::Machine) -> String {
     let place = match (m.hours_per_job, m.instances_faster) {
         _ if m.implausible.is_some() => m.implausible.clone().unwrap_or_default(),
         (Some(h), Some(faster)) => {
@@ -908,7 +908,7 @@ fn serving_markdown(r: &RankReport) -> String {
 }
 
 /// The first cells of a Markdown row: place, instance, region, GPUs and basis.
-fn md_row_head(x: &crate::rank::RankRow) -> String {
+fn md_row_head(x: &crate::value::rank::RankRow) -> String {
     format!(
         "{} | {} {} | {} | {} | {}",
         place(x),
@@ -1074,7 +1074,7 @@ const SERVING_CSV: [&str; 12] = [
     "measured",
 ];
 
-fn serving_csv(x: &crate::rank::RankRow) -> Vec<String> {
+fn serving_csv(x: &crate::value::rank::RankRow) -> Vec<String> {
     let Some(s) = &x.serving else {
         return vec![String::new(); SERVING_CSV.len()];
     };
@@ -1096,7 +1096,7 @@ fn serving_csv(x: &crate::rank::RankRow) -> Vec<String> {
 }
 
 /// A price, marked when it is `reported` (unverified).
-fn price_cell(x: &crate::rank::RankRow) -> String {
+fn price_cell(x: &crate::value::rank::RankRow) -> String {
     if x.price_tier == Tier::Reported {
         format!("{} (REPORTED)", sig(x.price_per_hour))
     } else {
@@ -1105,7 +1105,7 @@ fn price_cell(x: &crate::rank::RankRow) -> String {
 }
 
 /// The price's provenance for people: `list, high` or `REPORTED, low` (unverified).
-pub fn tier_and_confidence(x: &crate::rank::RankRow) -> String {
+pub fn tier_and_confidence(x: &crate::value::rank::RankRow) -> String {
     if x.price_tier == Tier::Reported {
         format!("REPORTED, {}", x.price_confidence)
     } else {

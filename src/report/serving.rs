@@ -3,7 +3,7 @@
 //! sweep of throughput and cost against interactivity, as tables and SVG charts.
 
 use super::fmt::{md, sig};
-use crate::rank::{RankReport, RankRow, ServeRow, Sweep};
+use crate::value::rank::{RankReport, RankRow, ServeRow, Sweep};
 use tabled::Table;
 use tabled::settings::Style;
 
@@ -93,7 +93,7 @@ pub fn notes(r: &RankReport) -> Vec<String> {
     };
     let mut v = vec![format!(
         "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); rows are estimates unless their layout says measured.",
-        crate::rank::target_words(s),
+        crate::value::rank::target_words(s),
         r.currency,
         s.prompt_tokens,
         s.output_tokens
@@ -125,7 +125,7 @@ pub fn notes(r: &RankReport) -> Vec<String> {
 }
 
 impl Sweep {
-    fn pivot(&self, value: impl Fn(&crate::rank::SweepPoint) -> String) -> Vec<Vec<String>> {
+    fn pivot(&self, value: impl Fn(&crate::value::rank::SweepPoint) -> String) -> Vec<Vec<String>> {
         let mut rows = vec![
             std::iter::once("GPU".to_string())
                 .chain(self.levels.iter().map(|l| format!("{l}")))
@@ -248,7 +248,7 @@ impl Sweep {
         ]
     }
 
-    fn chart(&self, title: &str, y: impl Fn(&crate::rank::SweepPoint) -> f64) -> String {
+    fn chart(&self, title: &str, y: impl Fn(&crate::value::rank::SweepPoint) -> f64) -> String {
         let series: Vec<(String, Vec<(f64, f64)>)> = self
             .gpus
             .iter()

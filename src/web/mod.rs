@@ -6,16 +6,16 @@
 //! `adapter_info`, `catalog_gpus`, `run_suite`, `results_table`, `roofline_svg`, `standing`,
 //! `request_stop`.
 
-use crate::catalog::Catalog;
-use crate::gpu::adapter::{self, AdapterSummary};
-use crate::gpu::context::Watchdog;
-use crate::gpu::{Gpu, Timer};
 use crate::host::HostInfo;
-use crate::probes::{self, Ctx, ProbeRef, RunCtx, measure::Plan};
-use crate::rank::{self, RankOptions};
-use crate::reference::Dims;
+use crate::market::catalog::Catalog;
+use crate::measuring::gpu::adapter::{self, AdapterSummary};
+use crate::measuring::gpu::context::Watchdog;
+use crate::measuring::gpu::{Gpu, Timer};
+use crate::measuring::probes::{self, Ctx, ProbeRef, RunCtx, measure::Plan};
+use crate::measuring::reference::Dims;
 use crate::results::{BrowserInfo, ResultsFile, RunOptions};
-use crate::scenario::ScenarioFile;
+use crate::value::rank::{self, RankOptions};
+use crate::value::scenario::ScenarioFile;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
@@ -221,7 +221,7 @@ pub async fn run_suite(
         step.run(&mut results, &report, &mut on_record).await;
     }
     gpu.set_watchdog(None);
-    crate::suite::finish(&mut results);
+    crate::measuring::suite::finish(&mut results);
     call(
         &progress,
         &["done".into(), (total as f64).into(), (total as f64).into()],
@@ -325,7 +325,12 @@ impl ProbeStep<'_> {
         };
         let ctx = Ctx::new(gpu, &timer, run);
         let mut emit = |r| {
-            if crate::suite::record(results, r, timer.fallback_reason(), ctx.reduced.take()) {
+            if crate::measuring::suite::record(
+                results,
+                r,
+                timer.fallback_reason(),
+                ctx.reduced.take(),
+            ) {
                 on_record(results);
             }
         };

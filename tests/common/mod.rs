@@ -2,11 +2,11 @@
 
 #![allow(dead_code)]
 
-use gpuvalue::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
-use gpuvalue::probes::matmul::Faults;
-use gpuvalue::probes::measure::Plan;
-use gpuvalue::probes::{self, Ctx, RunCtx};
-use gpuvalue::reference::Dims;
+use gpuvalue::measuring::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
+use gpuvalue::measuring::probes::matmul::Faults;
+use gpuvalue::measuring::probes::measure::Plan;
+use gpuvalue::measuring::probes::{self, Ctx, RunCtx};
+use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::ProbeResult;
 use std::time::{Duration, Instant};
 
@@ -98,11 +98,11 @@ pub fn gpu() -> Option<Gpu> {
 
 /// Opens the first OpenCL device (PoCL here). Outside CI, a machine without one skips the
 /// test (None, with a note on stderr); under CI=true it panics, as `gpu()` does.
-pub fn opencl() -> Option<gpuvalue::gpu::opencl::ClGpu> {
+pub fn opencl() -> Option<gpuvalue::measuring::gpu::opencl::ClGpu> {
     let list = adapter::enumerate(Some(BackendChoice::Opencl));
     match list.adapters.first() {
         Some(adapter::Adapter::OpenCl(d)) => Some(
-            gpuvalue::gpu::opencl::ClGpu::open((**d).clone(), list.summaries[0].clone())
+            gpuvalue::measuring::gpu::opencl::ClGpu::open((**d).clone(), list.summaries[0].clone())
                 .expect("open OpenCL device"),
         ),
         _ => {
@@ -120,7 +120,7 @@ pub fn opencl() -> Option<gpuvalue::gpu::opencl::ClGpu> {
 
 /// Runs one probe on an OpenCL device with the tiny plan and collects its results.
 pub fn run_probe_opencl(
-    cl: &gpuvalue::gpu::opencl::ClGpu,
+    cl: &gpuvalue::measuring::gpu::opencl::ClGpu,
     probe: &str,
     sizes: Option<Vec<Dims>>,
 ) -> Vec<ProbeResult> {

@@ -1,0 +1,420 @@
+//! The costing of one instance: its price, the job's timing on it, and the row.
+
+use super::*;
+
+/// Everything needed to cost one catalog instance.
+pub(super) struct Costing<'a> {
+    pub(super) catalog: &'a Catalog,
+    pub(super) findings: &'a [Finding],
+    pub(super) scenario: &'a Scenario,
+    pub(super) figures: &'a [Rate],
+    pub(super) resolver: &'a Resolver,
+    pub(super) opts: &'a RankOptions,
+}
+
+impl Costing<'_> {
+    /// The ranked row of instance `i`, or why it is left out (`Err`); `None` when the
+    /// filters do not select it.
+    /// The instance's row and the efficiency factors behind it; Some(Err) says why it is not
+    /// ranked, None that the filters left it out.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn row(
+        &self,
+        i: usize,
+        inst: &Instance,
+    ) -> Result<Option<Result<(RankRow, Vec<Efficiency>), String>>> {
+        let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
+            return Ok(Some(Err(not_a_catalog_gpu(&inst.gpu))));
+        };
+        // A job that shards (weights, optimizer state, a served model) needs its share per
+        // GPU, over every GPU of every node it runs on.
+        let per_node = inst.gpu_count * gpu.adapters();
+        let nodes = self.nodes_for(per_node, gpu);
+        let admission = self.opts.filters.admit(
+            inst,
+            Some(gpu),
+            self.scenario.memory_floor_on(per_node * nodes),
+        );
+        if admission == Admission::NotSelected {
+            return Ok(None);
+        }
+        if let Some(why) = self.row_errors(i) {
+            return Ok(Some(Err(format!("catalog error: {why}"))));
+        }
+        if let Admission::TooSmall(why) = admission {
+            return Ok(Some(Err(why)));
+        }
+        if let Some(why) = self.host_floor(inst) {
+            return Ok(Some(Err(why)));
+        }
+        if let Some(date) = &inst.retired {
+            return Ok(Some(Err(format!("retired on {date}: no longer sold"))));
+        }
+        if let Some(why) = self.precision_refused(gpu) {
+            return Ok(Some(Err(why)));
+        }
+        let (price, per_hour) = match self.priced(inst, gpu, nodes)? {
+            Ok(x) => x,
+            Err(why) => return Ok(Some(Err(why))),
+        };
+        let mut uses = Vec::new();
+        let mut factors = Vec::new();
+        for &fig in self.figures {
+            match self.resolver.resolve(fig, gpu) {
+                Some((u, e)) => {
+                    uses.push(u);
+                    factors.extend(e);
+                }
+                None => {
+                    return Ok(Some(Err(format!(
+                        "no {} figure for {}: not measured, no datasheet figure",
+                        fig.name(),
+                        gpu.name
+                    ))));
+                }
+            }
+        }
+        // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
+        let measured = self.measured_serving(gpu, per_node * nodes);
+        let timing = match (self.timing(inst, gpu, per_node, nodes, &uses), measured) {
+            (Ok(mut t), Some(m)) => {
+                self.use_measured(&mut t, m, per_node * nodes);
+                t
+            }
+            (Ok(x), None) => x,
+            (Err(why), _) => return Ok(Some(Err(why))),
+        };
+        let mut hours = timing.seconds / 3600.0;
+        // Spot capacity is taken back: the expected time with the work redone.
+        let risk = (self.opts.pricing == PricingModel::Spot).then(|| {
+            spot::expected(
+                hours,
+                price.interruption.as_ref(),
+                self.opts.checkpointing,
+                self.scenario.decode.is_some() || self.scenario.serving.is_some(),
+            )
+        });
+        if let Some(r) = &risk {
+            hours = r.expected_hours;
+        }
+        // A steady rate: the job lasts its hours on every instance, on as many as keep up.
+        let steady = match self.steady(hours) {
+            Ok(s) => s,
+            Err(why) => return Ok(Some(Err(why))),
+        };
+        let (hours, fleet_per_hour) = match steady {
+            Some((s, h)) => (h, per_hour * f64::from(s.instances)),
+            None => (hours, per_hour),
+        };
+        let cost = fleet_per_hour * hours;
+        // Every ranked cost is a finite positive amount, whatever the inputs came to.
+        if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
+            return Ok(Some(Err(format!(
+                "cost per job works out to {cost} (price {per_hour}/h, {hours} h per job): not a finite positive amount"
+            ))));
+        }
+        let mut row = self.ranked(i, inst, gpu, uses, fleet_per_hour, hours);
+        row.price_per_hour = per_hour;
+        row.nodes = nodes;
+        row.steady = steady.map(|(s, _)| s);
+        // The link, where the job's collectives ran over it.
+        if matches!(timing.comm, crate::value::scenario::Comm::Counted { .. }) {
+            row.link = crate::market::catalog::links::of(inst, gpu);
+        }
+        row.serving = self.serve_row(&timing, per_hour, per_node * nodes, measured)?;
+        if measured.is_some() {
+            row.basis = Source::Measured;
+        }
+        row.timing = Some(timing);
+        row.spot = risk;
+        self.add_egress(&mut row)?;
+        Ok(Some(Ok((row, factors))))
+    }
+
+    /// Why the job's 8-bit or 4-bit float matmuls cannot run on `gpu` as frameworks run
+    /// them, if they cannot: training in FP8 needs FP8 engines (Transformer Engine's FP8
+    /// GEMMs: Ada, Hopper and later); serving FP8 or FP4 weights without FP8/FP4 engines
+    /// dequantises them for the FP16 engines (vLLM's FP8 Marlin kernels), which needs
+    /// Ampere or newer on NVIDIA and CDNA 3 or newer on AMD. Where the weights dequantise,
+    /// the row names the FP16 engines it uses.
+    pub(super) fn precision_refused(&self, gpu: &GpuSpec) -> Option<String> {
+        let wants = |r: Rate| self.figures.contains(&r);
+        let fp8 = wants(Rate::MatmulFp8Matrix) || wants(Rate::LlmTrainFp8Matrix);
+        let fp4 = wants(Rate::MatmulFp4Matrix);
+        if !(fp8 || fp4) {
+            return None;
+        }
+        let has = |r: Rate| r.datasheet(gpu).is_some() || self.resolver.median_of(gpu, r).is_some();
+        if has(Rate::MatmulFp8Matrix) || (fp4 && has(Rate::MatmulFp4Matrix)) {
+            return None;
+        }
+        let what = if fp4 { "FP4" } else { "FP8" };
+        if self.scenario.decode.is_none() && self.scenario.serving.is_none() {
+            return Some(format!(
+                "{} has no {what} matrix engines: {what} training runs on Ada, Hopper, Blackwell or CDNA 3 and later; train it in fp16",
+                gpu.name
+            ));
+        }
+        let old = ["pascal", "volta", "turing", "cdna1", "cdna2"];
+        match gpu.arch.as_deref() {
+            Some(a) if old.contains(&a) => Some(format!(
+                "{} ({a}) has no FP8 or FP4 matrix engines, and serving frameworks dequantise {what} weights only on Ampere / CDNA 3 and later: serve it in fp16 or int4",
+                gpu.name
+            )),
+            _ => None,
+        }
+    }
+
+    /// The instance's price in the kind and currency asked for, for `nodes` of it: per hour
+    /// with the price it came from; Ok(Err) says why it cannot be ranked on price.
+    pub(super) fn priced<'c>(
+        &'c self,
+        inst: &'c Instance,
+        gpu: &GpuSpec,
+        nodes: u32,
+    ) -> Result<Result<(&'c crate::market::catalog::Price, f64), String>> {
+        if nodes > 1 && self.opts.pricing == PricingModel::Spot {
+            return Ok(Err(format!(
+                "spot on {nodes} nodes is not modelled (an interruption of any node stops the job)"
+            )));
+        }
+        let Some(price) = inst.prices.get(&self.opts.pricing) else {
+            let model = self.opts.pricing;
+            let feed = crate::market::catalog::COMMITMENT_FEEDS
+                .iter()
+                .find(|f| f.0 == inst.provider && model.is_commitment());
+            return Ok(Err(match feed {
+                Some((_, source)) => format!(
+                    "no {} price here: `gpuvalue catalog update --source {source}` reads the provider's own 1- and 3-year terms",
+                    model.name()
+                ),
+                None => format!("no {} price", model.name()),
+            }));
+        };
+        if inst.tier(price) == Tier::Reported && !self.opts.include_reported {
+            return Ok(Err(
+                "reported price (unverified: not a list price); --include-reported ranks it, marked"
+                    .into(),
+            ));
+        }
+        // Spot prices move by the hour: one months old says little of today's, so it does not
+        // lead a ranking unless asked for (issue 35 item 7).
+        let as_of = price.as_of.as_deref().unwrap_or(&inst.as_of);
+        if self.opts.pricing == PricingModel::Spot
+            && !self.opts.include_reported
+            && let Some(m) = crate::files::months_ago(as_of).filter(|m| *m > STALE_SPOT_MONTHS)
+        {
+            return Ok(Err(format!(
+                "stale spot price: as of {as_of}, {m} months ago (spot prices change by the hour; over {STALE_SPOT_MONTHS} months is not ranked); --include-reported ranks it, marked, or `gpuvalue catalog update` takes a current one"
+            )));
+        }
+        let (bad_gpus, bad_currencies) = Catalog::bad_entries(self.findings);
+        if bad_gpus.contains(&gpu.id) {
+            return Ok(Err(format!(
+                "catalog error in the entry of GPU {:?}",
+                gpu.id
+            )));
+        }
+        if let Some(c) = [&price.currency, &self.opts.currency]
+            .into_iter()
+            .find(|c| bad_currencies.contains(c))
+        {
+            return Ok(Err(format!("catalog error in the exchange rate of {c}")));
+        }
+        let per_hour = self
+            .catalog
+            .convert(price.amount, &price.currency, &self.opts.currency)?
+            * f64::from(nodes);
+        Ok(Ok((price, per_hour)))
+    }
+
+    /// For a job at a steady rate (its `steady_hours`), the instances that keep up when one
+    /// takes `hours` for the whole job, with the job's hours; None for a job of fixed size.
+    pub(super) fn steady(&self, hours: f64) -> Result<Option<(Steady, f64)>, String> {
+        let Some(h) = self.scenario.job.as_ref().and_then(|j| j.steady_hours) else {
+            return Ok(None);
+        };
+        let need = hours / h;
+        // Whole instances; a hair over a whole number is rounding, not another instance.
+        let n = (need * (1.0 - 1e-9)).ceil().max(1.0);
+        if !(n.is_finite() && n <= 1e6) {
+            return Err(format!(
+                "{need:.3e} instances would be needed to keep up with the rate (more than a million)"
+            ));
+        }
+        Ok(Some((
+            Steady {
+                instances: n as u32,
+                load: need / n,
+            },
+            h,
+        )))
+    }
+
+    /// Why the instance's host cannot feed its GPUs (the scenario's vCPUs per GPU), if so.
+    pub(super) fn host_floor(&self, inst: &Instance) -> Option<String> {
+        let need = self.scenario.min_vcpus_per_gpu?;
+        // Unknown vCPUs: ranked, with a warning (see `ranked`).
+        let vcpu = inst.vcpu?;
+        let per_gpu = f64::from(vcpu) / f64::from(inst.gpu_count.max(1));
+        (per_gpu < need).then(|| {
+            format!("{per_gpu} vCPUs per GPU < {need} needed to feed each GPU (host floor)")
+        })
+    }
+
+    /// The catalog errors of instance `i`, joined; None when it has none.
+    pub(super) fn row_errors(&self, i: usize) -> Option<String> {
+        let why: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|x| x.severity == Severity::Error && x.instance == Some(i))
+            .map(|x| x.message.clone())
+            .collect();
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// How one job runs on the instance (`adapters` GPUs) and how long it takes: the terms
+    /// split over the GPUs, serving in the layout that finishes first, and the collectives
+    /// that outlast the compute ([`Scenario::timing`]). Err: why the job cannot run there.
+    pub(super) fn timing(
+        &self,
+        inst: &Instance,
+        gpu: &GpuSpec,
+        adapters: u32,
+        nodes: u32,
+        uses: &[FigureUse],
+    ) -> Result<Timing, String> {
+        let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+        let link = crate::market::catalog::links::of(inst, gpu);
+        let link = link.as_ref().map(|l| (l.kind.as_str(), l.bus_gbps));
+        let net = crate::market::catalog::networks::of(&inst.provider, &inst.instance_type)
+            .map(|n| (n.kind.as_str(), n.gb_per_s()));
+        self.scenario
+            .timing_nodes(adapters, nodes, mem, link, net, Some(gpu), value_in(uses))
+    }
+
+    /// The nodes the job runs on for an instance of `per_node` adapters: the number asked
+    /// for, or (auto) the fewest whose memory holds the job's sharded state.
+    pub(super) fn nodes_for(&self, per_node: u32, gpu: &GpuSpec) -> u32 {
+        match self.opts.nodes {
+            Nodes::Fixed(n) => n.max(1),
+            Nodes::Auto => {
+                let mem = gpu.memory_per_adapter_gb().unwrap_or(0.0);
+                (1..=Nodes::MOST)
+                    .find(|n| {
+                        self.scenario
+                            .memory_floor_on(per_node * n)
+                            .is_none_or(|need| need <= mem)
+                    })
+                    .unwrap_or(Nodes::MOST)
+            }
+        }
+    }
+
+    pub(super) fn ranked(
+        &self,
+        i: usize,
+        inst: &Instance,
+        gpu: &GpuSpec,
+        uses: Vec<FigureUse>,
+        per_hour: f64,
+        hours: f64,
+    ) -> RankRow {
+        let cost = per_hour * hours;
+        // The row's warnings, less those about its other prices (a stale spot price does not
+        // concern an on-demand ranking).
+        let this = format!(".prices.{}.", self.opts.pricing.name());
+        let mut warnings: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|x| x.severity == Severity::Warning && x.instance == Some(i))
+            .filter(|x| !x.path.contains(".prices.") || x.path.contains(&this))
+            .map(|x| x.message.clone())
+            .collect();
+        if let (Some(need), None) = (self.scenario.min_vcpus_per_gpu, inst.vcpu) {
+            warnings.push(format!(
+                "vCPU count unknown: the scenario's host floor ({need} vCPUs per GPU) is not checked"
+            ));
+        }
+        let budget = self.opts.budget;
+        RankRow {
+            rank: 0,
+            place: 0,
+            tied: false,
+            provider: inst.provider.clone(),
+            instance_type: inst.instance_type.clone(),
+            region: inst.region.clone(),
+            gpu: gpu.id.clone(),
+            gpu_name: gpu.name.clone(),
+            gpu_count: inst.gpu_count,
+            nodes: 1,
+            basis: if uses.iter().all(|u| u.source == Source::Measured) {
+                Source::Measured
+            } else {
+                Source::Estimated
+            },
+            figures: uses,
+            price_per_hour: per_hour,
+            currency: self.opts.currency.clone(),
+            pricing: self.opts.pricing,
+            price_as_of: inst
+                .prices
+                .get(&self.opts.pricing)
+                .map_or(&inst.as_of[..], |p| p.as_of(inst))
+                .to_string(),
+            price_confidence: format!("{:?}", inst.confidence).to_lowercase(),
+            price_tier: inst
+                .prices
+                .get(&self.opts.pricing)
+                .map_or(Tier::List, |p| inst.tier(p)),
+            hours_per_job: hours,
+            jobs_per_hour: 1.0 / hours,
+            cost_per_job: cost,
+            jobs_per_currency_unit: 1.0 / cost,
+            budget_hours: budget.map(|b| b / per_hour),
+            budget_jobs: budget.map(|b| b / per_hour / hours),
+            warnings,
+            steady: None,
+            timing: None,
+            link: None,
+            spot: None,
+            egress: None,
+            serving: None,
+        }
+    }
+
+    /// Adds the job's data out of the cloud to `row`'s cost at its provider's published
+    /// price; a provider with none is marked, its data not counted.
+    pub(super) fn add_egress(&self, row: &mut RankRow) -> Result<()> {
+        let Some(need) = self.scenario.egress.as_ref().filter(|e| e.gb > 0.0) else {
+            return Ok(());
+        };
+        let Some(e) = crate::market::catalog::egress::of(&row.provider) else {
+            row.egress = Some(EgressCost {
+                gb: need.gb,
+                per_gb: None,
+                cost: None,
+                source: None,
+                secondary: false,
+            });
+            return Ok(());
+        };
+        let per_gb = self
+            .catalog
+            .convert(e.per_gb(), &e.currency, &self.opts.currency)?;
+        let cost = per_gb * need.gb;
+        row.cost_per_job += cost;
+        row.jobs_per_currency_unit = 1.0 / row.cost_per_job;
+        if let Some(b) = self.opts.budget {
+            row.budget_jobs = Some(b / row.cost_per_job);
+        }
+        row.egress = Some(EgressCost {
+            gb: need.gb,
+            per_gb: Some(per_gb),
+            cost: Some(cost),
+            source: Some(format!("{} ({}, as of {})", e.source, e.tier, e.as_of)),
+            secondary: e.secondary,
+        });
+        Ok(())
+    }
+}

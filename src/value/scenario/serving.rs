@@ -1,0 +1,633 @@
+//! Serving an LLM as servers run it: continuous batching of `concurrency` requests per copy
+//! of the model, each decode step reading the weights the batch touches (the dense ones once,
+//! the routed experts the batch's tokens go to) and every request's KV cache, the prompts'
+//! prefill interleaved with the steps, fixed costs a step and a layer, and the collectives of
+//! the copy's layout (tensor parallel, expert parallel, data-parallel attention). The
+//! efficiencies and fixed costs are fitted per vendor on published serving runs
+//! (`src/data/serving.json`, `gpuvalue calibration`); docs/ranking-model.md has the physics.
+
+use super::Rate;
+use crate::market::catalog::GpuSpec;
+use serde::{Deserialize, Serialize};
+
+/// What a served model is, as the step model needs it (per copy of the model).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Serving {
+    /// The model's name (a preset's, or the config's), for matching measured results.
+    #[serde(default)]
+    pub model: String,
+    /// Output tokens over the whole job.
+    pub tokens: f64,
+    pub prompt_tokens: f64,
+    pub output_tokens: f64,
+    pub layers: f64,
+    pub hidden: f64,
+    /// Attention heads: tensor parallelism splits them evenly over its GPUs.
+    #[serde(default)]
+    pub heads: f64,
+    /// Weights every step reads whatever the batch, GB: attention, dense layers, shared
+    /// experts and routers, the output head.
+    pub dense_gb: f64,
+    /// Attention's part of `dense_gb` (whole on every GPU under data-parallel attention).
+    pub attention_gb: f64,
+    /// Weights held but not read a step (the input embedding, a lookup), GB.
+    pub held_gb: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experts: Option<Experts>,
+    /// Parameters a token computes on (2 FLOP each).
+    pub active_params: f64,
+    /// Attention FLOP per token and token of context, all layers (decode).
+    pub attention_flop: f64,
+    /// KV cache of the full-attention layers per token of context, MB.
+    pub kv_mb_per_token: f64,
+    /// Sliding-window layers' KV cache per token, MB, up to `window` tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    /// Tensor parallelism splits the KV cache over at most this many ranks (GQA's KV heads);
+    /// 1: every rank holds all of it (MLA's latent).
+    pub kv_split: f64,
+    /// The matrix engines prefill and decode run on.
+    pub engines: Rate,
+    /// Share of the memory the server may use (vLLM's default 0.9).
+    pub memory_use: f64,
+    /// Most requests in flight per copy without a target (vLLM's max_num_seqs, 256).
+    pub max_batch: f64,
+    #[serde(default)]
+    pub target: Target,
+}
+
+/// The routed experts: `layers` MoE layers of `count` experts of `gb` each, `per_token` of
+/// them per token.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experts {
+    pub layers: f64,
+    pub count: f64,
+    pub per_token: f64,
+    pub gb: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub mb_per_token: f64,
+    pub tokens: f64,
+}
+
+/// What each request must get, and a layout fixed by the user.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// Requests in flight per copy of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<f64>,
+    /// Output tokens per second each request decodes at, at least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactivity: Option<f64>,
+    /// Time to first token, at most (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<Parallel>,
+}
+
+/// A copy's layout: attention tensor-parallel over `tp` GPUs (or data-parallel over them),
+/// the experts tensor- or expert-parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parallel {
+    pub tp: u32,
+    /// Expert parallel over `ep` GPUs (1 or `tp`).
+    pub ep: u32,
+    /// Attention data-parallel: each GPU its own requests and whole attention weights.
+    pub dp_attention: bool,
+}
+
+impl Parallel {
+    /// "tp=8,ep=8,dp-attention" (also "tp8 ep8 dpa"): one layout.
+    pub fn parse(s: &str) -> Result<Parallel, String> {
+        let mut p = Parallel {
+            tp: 1,
+            ep: 1,
+            dp_attention: false,
+        };
+        let bad = |part: &str| {
+            format!(
+                "--parallel {s}: {part:?}: expected tp=N, ep=N or dp-attention, comma-separated (tp=8,ep=8,dp-attention)"
+            )
+        };
+        for part in s.split([',', ' ']).filter(|x| !x.is_empty()) {
+            let part_l = part.to_lowercase();
+            if matches!(part_l.as_str(), "dp-attention" | "dpa" | "dp_attention") {
+                p.dp_attention = true;
+                continue;
+            }
+            let (k, v) = part_l
+                .split_once('=')
+                .or_else(|| part_l.split_at_checked(2))
+                .ok_or_else(|| bad(part))?;
+            let n: u32 = v.parse().map_err(|_| bad(part))?;
+            if n == 0 || n > 4096 {
+                return Err(format!("--parallel {s}: {part}: expected 1 to 4096 GPUs"));
+            }
+            match k {
+                "tp" => p.tp = n,
+                "ep" => p.ep = n,
+                _ => return Err(bad(part)),
+            }
+        }
+        if p.ep != 1 && p.ep != p.tp {
+            return Err(format!(
+                "--parallel {s}: ep={} with tp={}: expected ep=1 or ep equal to tp (the experts spread over the copy's GPUs)",
+                p.ep, p.tp
+            ));
+        }
+        Ok(p)
+    }
+
+    pub fn label(&self) -> String {
+        let mut s = format!("tp{}", self.tp);
+        if self.ep > 1 {
+            s.push_str(&format!(" ep{}", self.ep));
+        }
+        if self.dp_attention {
+            s.push_str(" dpa");
+        }
+        s
+    }
+}
+
+/// The fitted efficiencies and fixed costs of one vendor's serving stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fit {
+    /// Share of the STREAM-triad bandwidth a decode step's reads reach.
+    pub bandwidth: f64,
+    /// Share of the matrix engines' rate the matmuls reach.
+    pub compute: f64,
+    /// Fixed cost of a step (scheduling, sampling, launch), seconds.
+    pub step_s: f64,
+    /// Fixed cost of a layer within a step (kernel launches, small collectives), seconds.
+    pub layer_s: f64,
+}
+
+/// The fitted parameters: `src/data/serving.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitFile {
+    pub schema_version: u32,
+    pub description: String,
+    pub fits: Vec<VendorFit>,
+    /// The model's miss (max(ratio, 1/ratio)) on 80% of the held-out published runs, with
+    /// these fits: a ranking's tie band. Written by `calibration --fit-serving`; a test
+    /// recomputes it.
+    pub held_out_miss: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VendorFit {
+    pub vendor: String,
+    #[serde(flatten)]
+    pub fit: Fit,
+    /// How it was fitted: points, split, command.
+    pub basis: String,
+}
+
+const FITS: &str = include_str!("../../data/serving.json");
+
+impl FitFile {
+    pub fn embedded() -> FitFile {
+        serde_json::from_str(FITS).expect("src/data/serving.json parses (tested)")
+    }
+
+    /// The fit for `gpu`'s vendor, else the first (NVIDIA's).
+    pub fn for_gpu(&self, gpu: Option<&GpuSpec>) -> Fit {
+        let vendor = gpu.map(|g| g.vendor.to_lowercase()).unwrap_or_default();
+        self.fits
+            .iter()
+            .find(|f| f.vendor.to_lowercase() == vendor)
+            .unwrap_or(&self.fits[0])
+            .fit
+    }
+}
+
+/// Per-collective latency inside a layer on a GPU link, charged per collective when a copy
+/// spans GPUs: an assumption (not measured here; the fitted cost a layer absorbs what it
+/// misses).
+pub const COLLECTIVE_S: f64 = 8e-6;
+
+/// Per-GPU workspace and activations, GB.
+pub const WORKSPACE_GB: f64 = 2.0;
+
+/// The machine one copy runs on: GPUs, their memory, rates and link.
+#[derive(Clone, Copy, Debug)]
+pub struct Machine {
+    pub mem_gb: f64,
+    /// STREAM triad GB/s per GPU.
+    pub bandwidth: f64,
+    /// Matrix engines' GFLOPS per GPU.
+    pub flops: f64,
+    /// Collective bus bandwidth GB/s within a node (None: unknown, not counted).
+    pub bus_gbps: Option<f64>,
+    /// GPUs a node (or NVLink domain) links at `bus_gbps`; a copy over more runs its
+    /// collectives over `net_gbps`.
+    pub node_gpus: u32,
+    /// The network between nodes, GB/s per GPU.
+    pub net_gbps: Option<f64>,
+    pub fit: Fit,
+}
+
+/// One copy at one batch: what it reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub parallel: Parallel,
+    /// GPUs in the copy.
+    pub gpus: u32,
+    /// Requests in flight in the copy.
+    pub concurrency: f64,
+    /// Seconds a step takes (decode and its share of prefill).
+    pub step_s: f64,
+    pub tok_s_per_user: f64,
+    pub ttft_s: f64,
+    /// Output tokens per second per GPU.
+    pub tok_s_per_gpu: f64,
+    /// Input and output tokens per second per GPU.
+    pub total_tok_s_per_gpu: f64,
+    /// Whether decode is limited by memory (else compute).
+    pub memory_bound: bool,
+    /// Seconds of collectives a step.
+    pub comm_s: f64,
+    /// The most requests the copy's memory holds.
+    pub max_concurrency: f64,
+}
+
+impl Serving {
+    /// The model in one line, for the notes under a ranking.
+    pub fn model_line(&self) -> String {
+        format!(
+            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step and a layer + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
+            self.prompt_tokens,
+            self.output_tokens,
+            super::round2(self.dense_gb),
+            self.experts.map_or(String::new(), |e| format!(
+                " and the routed experts the batch touches ({} of {} a token in {} layers, {} GB each)",
+                e.per_token,
+                e.count,
+                e.layers,
+                super::round2(e.gb)
+            )),
+            super::round2(self.kv_mb_per_token + self.window.map_or(0.0, |w| w.mb_per_token))
+        )
+    }
+
+    /// Expected distinct routed experts a layer that `batch` tokens touch: E(1-(1-k/E)^B).
+    pub fn touched(&self, batch: f64) -> f64 {
+        self.experts.map_or(0.0, |e| {
+            e.count * (1.0 - (1.0 - e.per_token / e.count).powf(batch.max(0.0)))
+        })
+    }
+
+    /// Every weight, GB.
+    pub fn weight_gb(&self) -> f64 {
+        self.dense_gb + self.held_gb + self.experts.map_or(0.0, |e| e.layers * e.count * e.gb)
+    }
+
+    /// KV cache of one request at `context` tokens, GB.
+    fn kv_gb(&self, context: f64) -> f64 {
+        let window = self
+            .window
+            .map_or(0.0, |w| w.mb_per_token * context.min(w.tokens));
+        (self.kv_mb_per_token * context + window) / 1e3
+    }
+
+    /// How far tensor parallelism over `g` splits each request's KV cache.
+    fn kv_share(&self, p: &Parallel) -> f64 {
+        if p.dp_attention {
+            1.0
+        } else {
+            f64::from(p.tp).min(self.kv_split).max(1.0)
+        }
+    }
+
+    /// Weights on each GPU of a copy in layout `p`, GB.
+    pub fn weights_per_gpu(&self, p: &Parallel) -> f64 {
+        let g = f64::from(p.tp);
+        let attention = if p.dp_attention {
+            self.attention_gb
+        } else {
+            self.attention_gb / g
+        };
+        attention + (self.weight_gb() - self.attention_gb) / g
+    }
+
+    /// GB each GPU of a copy in layout `p` has for the KV cache, on GPUs of `mem_gb`.
+    pub fn kv_room_per_gpu(&self, p: &Parallel, mem_gb: f64) -> f64 {
+        mem_gb * self.memory_use - self.weights_per_gpu(p) - WORKSPACE_GB
+    }
+
+    /// The most requests a copy in layout `p` holds on GPUs of `mem_gb`; 0 when the weights
+    /// leave no room for one.
+    pub fn max_concurrency(&self, p: &Parallel, mem_gb: f64) -> f64 {
+        let free = self.kv_room_per_gpu(p, mem_gb);
+        let per_request = self.kv_gb(self.prompt_tokens + self.output_tokens) / self.kv_share(p);
+        if free <= 0.0 || per_request <= 0.0 {
+            return 0.0;
+        }
+        let per_gpu = (free / per_request).floor();
+        // Data-parallel attention: each GPU its own requests; tensor parallel: all on each.
+        if p.dp_attention {
+            per_gpu * f64::from(p.tp)
+        } else {
+            per_gpu
+        }
+    }
+
+    /// One copy in layout `p` on machine `m` with `b` requests in flight.
+    pub fn point(&self, p: &Parallel, m: &Machine, b: f64) -> Point {
+        let g = f64::from(p.tp);
+        let f = m.fit;
+        let bw = m.bandwidth * f.bandwidth * 1e9;
+        let flops = m.flops * f.compute * 1e9;
+        let isl = self.prompt_tokens;
+        let osl = self.output_tokens;
+        let context = isl + osl / 2.0;
+        // Requests whose attention each GPU runs.
+        let b_attn = if p.dp_attention { b / g } else { b };
+        let attention_gb = if p.dp_attention {
+            self.attention_gb
+        } else {
+            self.attention_gb / g
+        };
+        let experts_gb = self
+            .experts
+            .map_or(0.0, |e| e.layers * self.touched(b) * e.gb / g);
+        let kv = b_attn * self.kv_gb(context) / self.kv_share(p);
+        let bytes =
+            (attention_gb + (self.dense_gb - self.attention_gb) / g + experts_gb + kv) * 1e9;
+        let mem_s = bytes / bw;
+        let flop = b * (2.0 * self.active_params + self.attention_flop * context) / g;
+        let flop_s = flop / flops;
+        let comm_s = self.comm(p, m, b);
+        let fixed = f.step_s + self.layers * f.layer_s;
+        let decode = mem_s.max(flop_s) + fixed + comm_s;
+        // The prompts prefilled per step, continuous batching: b x ISL / OSL tokens.
+        let prompt_flop = 2.0 * self.active_params + self.attention_flop * isl / 2.0;
+        let prefill_per_step = b * isl / osl * prompt_flop / g / flops
+            + self.comm(p, m, b * isl / osl) * (isl / osl).min(1.0);
+        let step = decode + prefill_per_step;
+        // A new request waits about half a step, then its prompt runs through the copy.
+        let one_prompt = isl * prompt_flop / g / flops
+            + (attention_gb + (self.weight_gb() - self.attention_gb - self.held_gb) / g) * 1e9 / bw
+            + fixed
+            + self.comm(p, m, isl);
+        let ttft = one_prompt + step / 2.0;
+        let per_gpu = b / step / g;
+        Point {
+            parallel: *p,
+            gpus: p.tp,
+            concurrency: b,
+            step_s: step,
+            tok_s_per_user: 1.0 / step,
+            ttft_s: ttft,
+            tok_s_per_gpu: per_gpu,
+            total_tok_s_per_gpu: per_gpu * (isl + osl) / osl,
+            memory_bound: mem_s >= flop_s,
+            comm_s,
+            max_concurrency: self.max_concurrency(p, m.mem_gb),
+        }
+    }
+
+    /// A step's collectives for `tokens` tokens: tensor parallel all-reduces the hidden
+    /// state after attention and after each MLP (16 bits, 2(g-1)/g through each GPU's link);
+    /// expert parallel sends each token to its experts and back (FP8 out, 16 bits back).
+    fn comm(&self, p: &Parallel, m: &Machine, tokens: f64) -> f64 {
+        let g = f64::from(p.tp);
+        if p.tp <= 1 {
+            return 0.0;
+        }
+        let link = if p.tp <= m.node_gpus {
+            m.bus_gbps
+        } else {
+            m.net_gbps
+        };
+        let Some(bus) = link else {
+            return 0.0;
+        };
+        let bus = bus * 1e9;
+        let state = tokens * self.hidden * 2.0;
+        let moe_layers = self.experts.map_or(0.0, |e| e.layers);
+        let k = self.experts.map_or(0.0, |e| e.per_token);
+        let mut bytes = 0.0;
+        let mut collectives = 0.0;
+        if !p.dp_attention {
+            bytes += self.layers * state * 2.0 * (g - 1.0) / g;
+            collectives += self.layers;
+        }
+        if p.ep > 1 {
+            // Each GPU's share of the tokens, k copies each, out and back.
+            // Each GPU dispatches its share of the tokens (its own requests under
+            // data-parallel attention, a 1/g slice of the gathered batch under tensor parallel).
+            let per_gpu = tokens / g;
+            bytes += moe_layers * per_gpu * k * self.hidden * 3.0 * (g - 1.0) / g;
+            collectives += 2.0 * moe_layers;
+            // Dense layers without experts still all-reduce (data-parallel attention
+            // gathers for them).
+            bytes += (self.layers - moe_layers) * state * 2.0 * (g - 1.0) / g;
+            collectives += self.layers - moe_layers;
+        } else {
+            bytes += self.layers * state * 2.0 * (g - 1.0) / g;
+            collectives += self.layers;
+        }
+        bytes / bus + collectives * COLLECTIVE_S
+    }
+
+    /// The layouts a copy over `g` GPUs may take: tensor parallel; for a
+    /// Mixture-of-Experts model also expert parallel under tensor- or data-parallel
+    /// attention.
+    pub fn layouts(&self, g: u32) -> Vec<Parallel> {
+        let tp = Parallel {
+            tp: g,
+            ep: 1,
+            dp_attention: false,
+        };
+        if g == 1 {
+            return vec![tp];
+        }
+        let mut v = Vec::new();
+        if self.splits(&tp) {
+            v.push(tp);
+        }
+        if self.experts.is_some() {
+            for p in [
+                Parallel { ep: g, ..tp },
+                Parallel {
+                    ep: g,
+                    dp_attention: true,
+                    ..tp
+                },
+            ] {
+                if self.splits(&p) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+
+    /// Whether a layout divides the model evenly, as servers require: tensor-parallel
+    /// attention its heads, expert parallelism its experts. None: why not.
+    pub fn why_not(&self, p: &Parallel) -> Option<String> {
+        let g = f64::from(p.tp);
+        if !p.dp_attention && self.heads > 0.0 && self.heads % g != 0.0 {
+            return Some(format!(
+                "{} splits {} attention heads unevenly over {} GPUs",
+                p.label(),
+                self.heads,
+                p.tp
+            ));
+        }
+        if let Some(e) = self.experts
+            && p.ep > 1
+            && e.count % f64::from(p.ep) != 0.0
+        {
+            return Some(format!(
+                "{} splits {} experts unevenly over {} GPUs",
+                p.label(),
+                e.count,
+                p.ep
+            ));
+        }
+        if p.ep > 1 && self.experts.is_none() {
+            return Some(format!(
+                "{}: a dense model has no experts to spread",
+                p.label()
+            ));
+        }
+        None
+    }
+
+    fn splits(&self, p: &Parallel) -> bool {
+        self.why_not(p).is_none()
+    }
+
+    /// The best point of layout `p` on `m` for the target: the given concurrency; else the
+    /// most requests that still meet the interactivity and time-to-first-token targets;
+    /// else the server's limit. Err: why the layout cannot serve it.
+    pub fn best_point(&self, p: &Parallel, m: &Machine) -> Result<Point, String> {
+        if let Some(why) = self.why_not(p) {
+            return Err(why);
+        }
+        let most = self.max_concurrency(p, m.mem_gb);
+        if most < 1.0 {
+            return Err(format!(
+                "{:.0} GB of weights per GPU in {} leave no room for one request's KV cache",
+                self.weights_per_gpu(p),
+                p.label()
+            ));
+        }
+        let t = &self.target;
+        if let Some(c) = t.concurrency {
+            if c > most {
+                return Err(format!(
+                    "concurrency {c} needs more KV cache than {} holds ({most:.0} requests)",
+                    p.label()
+                ));
+            }
+            let pt = self.point(p, m, c);
+            return self.meets(pt).map(|_| pt);
+        }
+        if t.interactivity.is_none() && t.ttft_s.is_none() {
+            return Ok(self.point(p, m, most.min(self.max_batch)));
+        }
+        let cap = most.min(16384.0);
+        let first = self.point(p, m, 1.0);
+        self.meets(first)?;
+        // The step only grows with the batch: the largest batch that meets the target.
+        let (mut lo, mut hi) = (1.0f64, cap);
+        if self.meets(self.point(p, m, hi)).is_ok() {
+            return Ok(self.point(p, m, hi));
+        }
+        while hi - lo > 1.0 {
+            let mid = ((lo + hi) / 2.0).floor();
+            if self.meets(self.point(p, m, mid)).is_ok() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(self.point(p, m, lo))
+    }
+
+    /// Whether a point meets the targets; Err says by how much it misses.
+    fn meets(&self, pt: Point) -> Result<(), String> {
+        if let Some(i) = self.target.interactivity
+            && pt.tok_s_per_user < i * (1.0 - 1e-9)
+        {
+            return Err(format!(
+                "{} reaches {:.1} tokens/s per user at concurrency {}, under the {i} asked",
+                pt.parallel.label(),
+                pt.tok_s_per_user,
+                pt.concurrency
+            ));
+        }
+        if let Some(s) = self.target.ttft_s
+            && pt.ttft_s > s * (1.0 + 1e-9)
+        {
+            return Err(format!(
+                "{} takes {:.2} s to the first token at concurrency {}, over the {s} s asked",
+                pt.parallel.label(),
+                pt.ttft_s,
+                pt.concurrency
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fastest copy on `n` GPUs of `m` (output tokens per second per GPU): every
+    /// divisor of `n` as the copy's GPUs in every layout it may take, or the layout asked
+    /// for. Err: why none serves.
+    pub fn best_on(&self, n: u32, m: &Machine) -> Result<Point, String> {
+        let layouts: Vec<Parallel> = match self.target.parallel {
+            Some(p) => {
+                if !n.is_multiple_of(p.tp) {
+                    return Err(format!(
+                        "--parallel {}: {n} GPUs are not a whole number of copies of {}",
+                        p.label(),
+                        p.tp
+                    ));
+                }
+                vec![p]
+            }
+            None => (1..=n)
+                .filter(|g| n.is_multiple_of(*g))
+                .flat_map(|g| self.layouts(g))
+                .collect(),
+        };
+        let mut best: Option<Point> = None;
+        let mut why = Vec::new();
+        for p in &layouts {
+            match self.best_point(p, m) {
+                // Fewer GPUs a copy win a tie: nothing faster is skipped.
+                Ok(pt)
+                    if best.is_none_or(|b| pt.tok_s_per_gpu > b.tok_s_per_gpu * (1.0 + 1e-9)) =>
+                {
+                    best = Some(pt)
+                }
+                Ok(_) => {}
+                Err(e) => why.push(e),
+            }
+        }
+        best.ok_or_else(|| {
+            // The reason of the largest layout says the most (the others hold less).
+            why.pop().unwrap_or_else(|| "no layout".into())
+        })
+    }
+}
+
+/// The embedded fits, parsed once.
+pub fn fits() -> &'static FitFile {
+    static FITS_FILE: std::sync::OnceLock<FitFile> = std::sync::OnceLock::new();
+    FITS_FILE.get_or_init(FitFile::embedded)
+}
