@@ -483,13 +483,11 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
 /// another GPU under a lookalike name, or is no GPU (a SkyPilot file of a cloud renting B200s and TPUs is not a bad file: those rows
 /// are counted, and `--details` lists them as not ranked).
 fn refuse_bad_user_rows(checked: &crate::market::catalog::Checked<'_>, skip: bool) -> Result<()> {
-    use crate::market::catalog::{MISMATCH_GPU, NOT_GPU, UNSPECIFIED_GPU};
     let not_data_error = |f: &crate::market::catalog::Finding| {
         f.instance.is_some_and(|i| {
-            let g = &checked.catalog.instances[i].gpu;
-            [UNSPECIFIED_GPU, NOT_GPU, MISMATCH_GPU]
-                .iter()
-                .any(|p| g.starts_with(p))
+            crate::market::catalog::GpuId::parse(&checked.catalog.instances[i].gpu)
+                .unranked()
+                .is_some_and(|u| !u.is_data_error())
         })
     };
     let bad: Vec<String> = checked

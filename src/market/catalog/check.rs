@@ -3,6 +3,7 @@
 //! and undated figures, spot above on-demand), each a finding naming file, JSON path and row;
 //! errors keep a row from ranking, warnings travel with it.
 
+use super::gpu_id::GpuId;
 use super::*;
 
 /// A catalog and the findings of its checks: what [`crate::value::rank::rank`] ranks on, so that
@@ -99,40 +100,12 @@ fn count_in_name(name: &str) -> Option<u32> {
     None
 }
 
-/// Prefixes the CSV import gives GPU ids it cannot resolve: the accelerator name as written.
-pub const AMBIGUOUS_GPU: &str = "ambiguous:";
-pub const UNKNOWN_GPU: &str = "unknown:";
-/// A GPU the feeds rent that has no spec entry yet.
-pub const UNSPECIFIED_GPU: &str = "unspecified:";
-/// An accelerator that is not a GPU (TPU, Inferentia, Trainium, Gaudi).
-pub const NOT_GPU: &str = "not-gpu:";
-/// A known name whose stated memory fits none of its variants (a lookalike).
-pub const MISMATCH_GPU: &str = "mismatch:";
-
 /// Why a row's GPU id is not in the catalog, in words: an accelerator name that could be
 /// several GPUs, one that is no GPU the catalog knows, or a JSON row's unknown id.
 fn unknown_gpu_message(id: &str) -> String {
-    let fix = "say which catalog GPU it is in a --catalog-add JSON row; the row is not ranked";
-    if let Some(name) = id.strip_prefix(AMBIGUOUS_GPU) {
-        format!(
-            "accelerator {name:?} is ambiguous (which memory size or form factor?) and the instance family does not tell: {fix}"
-        )
-    } else if let Some(name) = id.strip_prefix(UNSPECIFIED_GPU) {
-        format!(
-            "accelerator {name:?} has no datasheet entry in this gpuvalue yet: the row is counted, not ranked"
-        )
-    } else if let Some(name) = id.strip_prefix(NOT_GPU) {
-        format!("accelerator {name:?} is not a GPU: the row is counted, not ranked")
-    } else if let Some(name) = id.strip_prefix(MISMATCH_GPU) {
-        format!(
-            "accelerator {name:?}: its stated memory fits no GPU of that name (see the row's notes): another GPU under a lookalike name; the row is not ranked"
-        )
-    } else if let Some(name) = id.strip_prefix(UNKNOWN_GPU) {
-        format!(
-            "unknown accelerator {name:?}: no catalog GPU has that name and the instance family does not tell: {fix}"
-        )
-    } else {
-        format!("unknown GPU id {id:?} (not in gpus[])")
+    match GpuId::parse(id) {
+        GpuId::Unranked(u, name) => u.finding(name),
+        GpuId::Catalog(_) => format!("unknown GPU id {id:?} (not in gpus[])"),
     }
 }
 

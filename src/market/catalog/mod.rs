@@ -26,6 +26,7 @@ mod check;
 pub mod csv_import;
 pub mod egress;
 mod filters;
+mod gpu_id;
 pub mod links;
 pub mod load;
 pub mod market;
@@ -37,9 +38,10 @@ mod structure;
 
 pub use filters::{Admission, Filters};
 
+pub use check::Checked;
 pub(crate) use check::PLACEHOLDER_AMOUNTS;
 pub use check::expected_gpu_count;
-pub use check::{AMBIGUOUS_GPU, Checked, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU};
+pub use gpu_id::{GpuId, Unranked};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};

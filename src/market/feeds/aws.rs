@@ -20,6 +20,7 @@
 use super::http::{BodyError, Client, FetchError};
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
+use crate::market::catalog::Unranked;
 use crate::market::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
@@ -567,12 +568,8 @@ impl Offer {
                 .iter()
                 .find(|(f, _)| lower.starts_with(f))
             {
-                Some((_, name)) => format!("{}{name}", crate::market::catalog::UNSPECIFIED_GPU),
-                None => format!(
-                    "{}{}",
-                    crate::market::catalog::UNKNOWN_GPU,
-                    ty.split('.').next().unwrap_or(ty)
-                ),
+                Some((_, name)) => Unranked::Unspecified.id(name),
+                None => Unranked::Unknown.id(ty.split('.').next().unwrap_or(ty)),
             },
         };
         Some(Instance {

@@ -184,7 +184,7 @@ fn rows(items: Vec<Item>, fetched_at: &str) -> Catalog {
         // a size it does not know is counted as unknown, never matched to a lookalike.
         let gpu = match crate::market::catalog::csv_import::family_gpu(&sku) {
             Some(id) => id.to_string(),
-            None => format!("{}{sku}", crate::market::catalog::UNKNOWN_GPU),
+            None => crate::market::catalog::Unranked::Unknown.id(&sku),
         };
         let count = crate::market::catalog::expected_gpu_count(&sku).map_or(0, |c| c.0);
         let prices = prices

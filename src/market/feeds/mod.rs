@@ -160,7 +160,9 @@ pub fn count(rows: &Catalog) -> Counts {
         match refused_rows.get(&i) {
             Some(r) => {
                 *c.refused.entry(r.clone()).or_default() += 1;
-                if let Some((_, name)) = inst.gpu.split_once(':') {
+                if let crate::market::catalog::GpuId::Unranked(_, name) =
+                    crate::market::catalog::GpuId::parse(&inst.gpu)
+                {
                     let e = c
                         .unmatched
                         .entry(crate::market::catalog::names::normalize(name))
@@ -182,19 +184,8 @@ pub fn count(rows: &Catalog) -> Counts {
 
 /// A refused row's reason, as a short category.
 fn reason(gpu: &str, message: &str) -> String {
-    use crate::market::catalog::{
-        AMBIGUOUS_GPU, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU,
-    };
-    if gpu.starts_with(NOT_GPU) {
-        "not a GPU".into()
-    } else if gpu.starts_with(UNSPECIFIED_GPU) {
-        "GPU without a spec entry yet".into()
-    } else if gpu.starts_with(UNKNOWN_GPU) {
-        "unknown accelerator".into()
-    } else if gpu.starts_with(AMBIGUOUS_GPU) {
-        "ambiguous accelerator".into()
-    } else if gpu.starts_with(MISMATCH_GPU) {
-        "memory fits no GPU of that name".into()
+    if let Some(u) = crate::market::catalog::GpuId::parse(gpu).unranked() {
+        u.category().into()
     } else if message.contains("market") {
         "price outside the market band".into()
     } else if message.contains("price") || message.contains("spot") {

@@ -12,78 +12,124 @@ pub(super) struct Costing<'a> {
     pub(super) opts: &'a RankOptions,
 }
 
+/// What costing one catalog instance came to.
+pub(super) enum Costed {
+    /// The ranked row and the efficiency factors behind it.
+    Ranked(Box<RankRow>, Vec<Efficiency>),
+    /// Selected by the filters but not ranked, and why (listed under `--details`).
+    Excluded(String),
+    /// The filters leave it out: not listed at all.
+    NotSelected,
+}
+
+/// How many GPUs a job runs on: per node, and how many nodes.
+#[derive(Clone, Copy)]
+struct Span {
+    per_node: u32,
+    nodes: u32,
+}
+
+impl Span {
+    fn gpus(self) -> u32 {
+        self.per_node * self.nodes
+    }
+}
+
+/// The job's duration on an instance: its timing, the hours it takes (spot's expected
+/// hours with the work redone), and the fleet a steady rate needs.
+struct Duration<'m> {
+    timing: Timing,
+    measured: Option<&'m crate::value::serving_results::Measured>,
+    hours: f64,
+    risk: Option<SpotRisk>,
+    steady: Option<(Steady, f64)>,
+}
+
 impl Costing<'_> {
-    /// The ranked row of instance `i`, or why it is left out (`Err`); `None` when the
-    /// filters do not select it.
-    /// The instance's row and the efficiency factors behind it; Some(Err) says why it is not
-    /// ranked, None that the filters left it out.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn row(
-        &self,
-        i: usize,
-        inst: &Instance,
-    ) -> Result<Option<Result<(RankRow, Vec<Efficiency>), String>>> {
+    /// What instance `i` comes to: ranked, excluded (why), or not selected by the filters.
+    /// `Err` only where the inputs cannot be costed at all (a currency without a rate).
+    pub(super) fn row(&self, i: usize, inst: &Instance) -> Result<Costed> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
-            return Ok(Some(Err(not_a_catalog_gpu(&inst.gpu))));
+            return Ok(Costed::Excluded(not_a_catalog_gpu(&inst.gpu)));
         };
         // A job that shards (weights, optimizer state, a served model) needs its share per
         // GPU, over every GPU of every node it runs on.
         let per_node = inst.gpu_count * gpu.adapters();
-        let nodes = self.nodes_for(per_node, gpu);
-        let admission = self.opts.filters.admit(
-            inst,
-            Some(gpu),
-            self.scenario.memory_floor_on(per_node * nodes),
-        );
+        let span = Span {
+            per_node,
+            nodes: self.nodes_for(per_node, gpu),
+        };
+        let admission =
+            self.opts
+                .filters
+                .admit(inst, Some(gpu), self.scenario.memory_floor_on(span.gpus()));
         if admission == Admission::NotSelected {
-            return Ok(None);
+            return Ok(Costed::NotSelected);
         }
+        if let Some(why) = self.refusal(i, inst, gpu, admission) {
+            return Ok(Costed::Excluded(why));
+        }
+        self.cost(i, inst, gpu, span)
+    }
+
+    /// Why a selected instance cannot rank before it is priced, if it cannot.
+    fn refusal(
+        &self,
+        i: usize,
+        inst: &Instance,
+        gpu: &GpuSpec,
+        admission: Admission,
+    ) -> Option<String> {
         if let Some(why) = self.row_errors(i) {
-            return Ok(Some(Err(format!("catalog error: {why}"))));
+            return Some(format!("catalog error: {why}"));
         }
         if let Admission::TooSmall(why) = admission {
-            return Ok(Some(Err(why)));
+            return Some(why);
         }
         if let Some(why) = self.host_floor(inst) {
-            return Ok(Some(Err(why)));
+            return Some(why);
         }
         if let Some(date) = &inst.retired {
-            return Ok(Some(Err(format!("retired on {date}: no longer sold"))));
+            return Some(format!("retired on {date}: no longer sold"));
         }
-        if let Some(why) = self.precision_refused(gpu) {
-            return Ok(Some(Err(why)));
-        }
-        let (price, per_hour) = match self.priced(inst, gpu, nodes)? {
-            Ok(x) => x,
-            Err(why) => return Ok(Some(Err(why))),
-        };
+        self.precision_refused(gpu)
+    }
+
+    /// The figures the job's rates resolve to on `gpu`, and the efficiency factors behind
+    /// them; why not, where one has neither a measurement nor a datasheet figure.
+    fn uses(&self, gpu: &GpuSpec) -> Result<(Vec<FigureUse>, Vec<Efficiency>), String> {
         let mut uses = Vec::new();
         let mut factors = Vec::new();
         for &fig in self.figures {
-            match self.resolver.resolve(fig, gpu) {
-                Some((u, e)) => {
-                    uses.push(u);
-                    factors.extend(e);
-                }
-                None => {
-                    return Ok(Some(Err(format!(
-                        "no {} figure for {}: not measured, no datasheet figure",
-                        fig.name(),
-                        gpu.name
-                    ))));
-                }
-            }
+            let Some((u, e)) = self.resolver.resolve(fig, gpu) else {
+                return Err(format!(
+                    "no {} figure for {}: not measured, no datasheet figure",
+                    fig.name(),
+                    gpu.name
+                ));
+            };
+            uses.push(u);
+            factors.extend(e);
         }
+        Ok((uses, factors))
+    }
+
+    /// How long the job takes on the instance, from the figures it uses (or the measured
+    /// serving run on that GPU), with spot's redone work and a steady rate's fleet.
+    fn duration<'s>(
+        &'s self,
+        inst: &Instance,
+        gpu: &GpuSpec,
+        span: Span,
+        uses: &[FigureUse],
+        price: &crate::market::catalog::Price,
+    ) -> Result<Duration<'s>, String> {
         // Figures are per adapter; an instance runs gpu_count packages of `adapters` each.
-        let measured = self.measured_serving(gpu, per_node * nodes);
-        let timing = match (self.timing(inst, gpu, per_node, nodes, &uses), measured) {
-            (Ok(mut t), Some(m)) => {
-                self.use_measured(&mut t, m, per_node * nodes);
-                t
-            }
-            (Ok(x), None) => x,
-            (Err(why), _) => return Ok(Some(Err(why))),
-        };
+        let measured = self.measured_serving(gpu, span.gpus());
+        let mut timing = self.timing(inst, gpu, span.per_node, span.nodes, uses)?;
+        if let Some(m) = measured {
+            self.use_measured(&mut timing, m, span.gpus());
+        }
         let mut hours = timing.seconds / 3600.0;
         // Spot capacity is taken back: the expected time with the work redone.
         let risk = (self.opts.pricing == PricingModel::Spot).then(|| {
@@ -98,37 +144,57 @@ impl Costing<'_> {
             hours = r.expected_hours;
         }
         // A steady rate: the job lasts its hours on every instance, on as many as keep up.
-        let steady = match self.steady(hours) {
-            Ok(s) => s,
-            Err(why) => return Ok(Some(Err(why))),
+        let steady = self.steady(hours)?;
+        Ok(Duration {
+            timing,
+            measured,
+            hours,
+            risk,
+            steady,
+        })
+    }
+
+    /// The priced, timed row of a selected instance, or why it cannot rank.
+    fn cost(&self, i: usize, inst: &Instance, gpu: &GpuSpec, span: Span) -> Result<Costed> {
+        let (price, per_hour) = match self.priced(inst, gpu, span.nodes)? {
+            Ok(x) => x,
+            Err(why) => return Ok(Costed::Excluded(why)),
         };
-        let (hours, fleet_per_hour) = match steady {
+        let (uses, factors) = match self.uses(gpu) {
+            Ok(x) => x,
+            Err(why) => return Ok(Costed::Excluded(why)),
+        };
+        let d = match self.duration(inst, gpu, span, &uses, price) {
+            Ok(d) => d,
+            Err(why) => return Ok(Costed::Excluded(why)),
+        };
+        let (hours, fleet_per_hour) = match d.steady {
             Some((s, h)) => (h, per_hour * f64::from(s.instances)),
-            None => (hours, per_hour),
+            None => (d.hours, per_hour),
         };
         let cost = fleet_per_hour * hours;
         // Every ranked cost is a finite positive amount, whatever the inputs came to.
         if !(cost.is_finite() && cost > 0.0 && hours.is_finite() && hours > 0.0) {
-            return Ok(Some(Err(format!(
+            return Ok(Costed::Excluded(format!(
                 "cost per job works out to {cost} (price {per_hour}/h, {hours} h per job): not a finite positive amount"
-            ))));
+            )));
         }
         let mut row = self.ranked(i, inst, gpu, uses, fleet_per_hour, hours);
         row.price_per_hour = per_hour;
-        row.nodes = nodes;
-        row.steady = steady.map(|(s, _)| s);
+        row.nodes = span.nodes;
+        row.steady = d.steady.map(|(s, _)| s);
         // The link, where the job's collectives ran over it.
-        if matches!(timing.comm, crate::value::scenario::Comm::Counted { .. }) {
+        if matches!(d.timing.comm, crate::value::scenario::Comm::Counted { .. }) {
             row.link = crate::market::catalog::links::of(inst, gpu);
         }
-        row.serving = self.serve_row(&timing, per_hour, per_node * nodes, measured)?;
-        if measured.is_some() {
+        row.serving = self.serve_row(&d.timing, per_hour, span.gpus(), d.measured)?;
+        if d.measured.is_some() {
             row.basis = Source::Measured;
         }
-        row.timing = Some(timing);
-        row.spot = risk;
+        row.timing = Some(d.timing);
+        row.spot = d.risk;
         self.add_egress(&mut row)?;
-        Ok(Some(Ok((row, factors))))
+        Ok(Costed::Ranked(Box::new(row), factors))
     }
 
     /// Why the job's 8-bit or 4-bit float matmuls cannot run on `gpu` as frameworks run

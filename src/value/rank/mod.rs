@@ -377,17 +377,17 @@ pub fn rank(
         }
         .row(i, inst)?;
         match costed {
-            Some(Ok((row, factors))) => {
-                rows.push(row);
+            Costed::Ranked(row, factors) => {
+                rows.push(*row);
                 for e in factors {
                     remember(&mut used, e);
                 }
             }
-            Some(Err(reason)) => excluded.push(Excluded {
+            Costed::Excluded(reason) => excluded.push(Excluded {
                 instance: inst.key(),
                 reason,
             }),
-            None => {}
+            Costed::NotSelected => {}
         }
     }
     for (f, (x, n, files)) in &resolver.derived {
@@ -613,23 +613,10 @@ fn stand_in_basis(f: Rate, used: Rate) -> String {
 /// Why a row whose GPU is not one of the catalog's cannot rank, in words (a feed row keeps
 /// the reason its name did not map in its GPU field).
 fn not_a_catalog_gpu(gpu: &str) -> String {
-    use crate::market::catalog::{
-        AMBIGUOUS_GPU, MISMATCH_GPU, NOT_GPU, UNKNOWN_GPU, UNSPECIFIED_GPU,
-    };
-    let reasons = [
-        (
-            UNSPECIFIED_GPU,
-            "no datasheet entry in this gpuvalue yet for",
-        ),
-        (NOT_GPU, "not a GPU:"),
-        (MISMATCH_GPU, "its memory fits no GPU named"),
-        (AMBIGUOUS_GPU, "could be several GPUs:"),
-        (UNKNOWN_GPU, "an accelerator no entry names:"),
-    ];
-    for (prefix, says) in reasons {
-        if let Some(name) = gpu.strip_prefix(prefix) {
-            return format!("{says} {name}");
-        }
+    if let crate::market::catalog::GpuId::Unranked(u, name) =
+        crate::market::catalog::GpuId::parse(gpu)
+    {
+        return format!("{} {name}", u.not_ranked());
     }
     format!("unknown GPU id {gpu:?}")
 }

@@ -29,8 +29,8 @@ use rows::{Structural, read_rows};
 
 use crate::market::catalog::names::{self, Resolved, StatedMemory};
 use crate::market::catalog::{
-    AMBIGUOUS_GPU, Catalog, Confidence, Finding, GpuSpec, Instance, MISMATCH_GPU, NOT_GPU, Origin,
-    Price, PricingModel, Severity, UNKNOWN_GPU, UNSPECIFIED_GPU,
+    Catalog, Confidence, Finding, GpuSpec, Instance, Origin, Price, PricingModel, Severity,
+    Unranked,
 };
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
@@ -110,11 +110,11 @@ pub fn row_gpu(accel: &str, r: Resolved) -> (String, Option<f64>, String) {
             memory_gb,
             note,
         } => (id, memory_gb, note),
-        Resolved::Ambiguous(n) => (format!("{AMBIGUOUS_GPU}{n}"), None, String::new()),
-        Resolved::NotSpecified(n) => (format!("{UNSPECIFIED_GPU}{n}"), None, String::new()),
-        Resolved::Mismatch(why) => (format!("{MISMATCH_GPU}{accel}"), None, why),
-        Resolved::NotGpu(n) => (format!("{NOT_GPU}{n}"), None, String::new()),
-        Resolved::Unknown(n) => (format!("{UNKNOWN_GPU}{n}"), None, String::new()),
+        Resolved::Ambiguous(n) => (Unranked::Ambiguous.id(&n), None, String::new()),
+        Resolved::NotSpecified(n) => (Unranked::Unspecified.id(&n), None, String::new()),
+        Resolved::Mismatch(why) => (Unranked::Mismatch.id(accel), None, why),
+        Resolved::NotGpu(n) => (Unranked::NotGpu.id(&n), None, String::new()),
+        Resolved::Unknown(n) => (Unranked::Unknown.id(&n), None, String::new()),
     }
 }
 
