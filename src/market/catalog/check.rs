@@ -16,62 +16,13 @@ pub struct Checked<'a> {
 /// Amounts that public catalogs use as filler rather than prices.
 pub(crate) const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
 
-/// GPU counts of instance families whose names do not spell the count out (matched on the
-/// lowercased type; the first matching prefix wins, so longer prefixes come first). From
-/// the providers' instance-type pages (AWS accelerated computing, Azure GPU sizes).
-const FAMILY_GPU_COUNTS: &[(&str, u32)] = &[
-    // AWS: every size of these families has 8 GPUs.
-    ("p4d.", 8),
-    ("p4de.", 8),
-    ("p5.48xlarge", 8),
-    ("p5e.", 8),
-    ("p5en.", 8),
-    ("p3dn.", 8),
-    ("p3.16xlarge", 8),
-    ("p3.8xlarge", 4),
-    ("p3.2xlarge", 1),
-    ("p5.4xlarge", 1),
-    ("g4dn.metal", 8),
-    ("g4dn.12xlarge", 4),
-    ("g5.48xlarge", 8),
-    ("g5.24xlarge", 4),
-    ("g5.12xlarge", 4),
-    ("g6.48xlarge", 8),
-    ("g6.24xlarge", 4),
-    ("g6.12xlarge", 4),
-    ("g6e.48xlarge", 8),
-    ("g6e.24xlarge", 4),
-    ("g6e.12xlarge", 4),
-    // Azure: ND96 sizes (A100 v4, H100 v5, H200 v5, MI300X v5) have 8; ND40rs_v2 has 8.
-    ("standard_nd96", 8),
-    ("standard_nd40rs_v2", 8),
-    ("standard_nc24ads_a100_v4", 1),
-    ("standard_nc48ads_a100_v4", 2),
-    ("standard_nc96ads_a100_v4", 4),
-    ("standard_nc64as_t4_v3", 4),
-    ("standard_nc4as_t4_v3", 1),
-    ("standard_nc8as_t4_v3", 1),
-    ("standard_nc16as_t4_v3", 1),
-    ("standard_nc6s_v3", 1),
-    // NVads A10 v5: the 36- and 72-vCPU sizes have 1 and 2 A10s; the smaller ones a share.
-    ("standard_nv36ads_a10_v5", 1),
-    ("standard_nv72ads_a10_v5", 2),
-    ("standard_nc12s_v3", 2),
-    ("standard_nc24s_v3", 4),
-    ("standard_nc24rs_v3", 4),
-];
-
 /// The GPU count an instance type implies, and how: spelled out in the name (`gpu_8x_h100`,
 /// `a3-highgpu-8g`, `BM.GPU4.8`) or known for its family (`p4d.24xlarge`, `Standard_ND96*`).
 pub fn expected_gpu_count(name: &str) -> Option<(u32, &'static str)> {
     if let Some(n) = count_in_name(name) {
         return Some((n, "the instance type names"));
     }
-    let lower = name.to_lowercase();
-    FAMILY_GPU_COUNTS
-        .iter()
-        .find(|(prefix, _)| lower.starts_with(prefix))
-        .map(|&(_, n)| (n, "its instance family has"))
+    super::families::family_gpu_count(name).map(|n| (n, "its instance family has"))
 }
 
 /// The GPU count an instance type spells out, where it follows a known naming pattern:

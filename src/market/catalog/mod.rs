@@ -25,6 +25,7 @@
 mod check;
 pub mod csv_import;
 pub mod egress;
+pub mod families;
 mod filters;
 mod gpu_id;
 pub mod links;

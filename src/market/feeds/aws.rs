@@ -20,8 +20,8 @@
 use super::http::{BodyError, Client, FetchError};
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
-use crate::market::catalog::Unranked;
 use crate::market::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
+use crate::market::catalog::{Unranked, families};
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
@@ -33,17 +33,6 @@ pub const ADVISOR: &str = "https://spot-bid-advisor.s3.amazonaws.com/spot-adviso
 
 /// The regions read: the four with the broadest GPU offer (each file is 300-600 MB).
 pub const REGIONS: &[&str] = &["us-east-1", "us-east-2", "us-west-2", "eu-west-1"];
-
-/// AWS GPU families with no catalog spec entry: counted, not ranked.
-const UNSPECIFIED_FAMILIES: &[(&str, &str)] = &[
-    ("g5g.", "T4G"),
-    ("g4ad.", "Radeon Pro V520"),
-    ("g6f.", "L4 (fraction)"),
-    ("gr6f.", "L4 (fraction)"),
-    ("p2.", "K80"),
-    ("g3.", "M60"),
-    ("g3s.", "M60"),
-];
 
 pub struct Aws;
 
@@ -561,14 +550,11 @@ impl Offer {
                 ));
             }
         }
-        let lower = ty.to_lowercase();
-        let gpu = match crate::market::catalog::csv_import::family_gpu(ty) {
+        let gpu = match families::family_gpu(ty) {
             Some(id) => id.to_string(),
-            None => match UNSPECIFIED_FAMILIES
-                .iter()
-                .find(|(f, _)| lower.starts_with(f))
-            {
-                Some((_, name)) => Unranked::Unspecified.id(name),
+            // AWS GPU families with no catalog spec entry: counted, not ranked.
+            None => match families::unspecified_family(ty) {
+                Some(name) => Unranked::Unspecified.id(name),
                 None => Unranked::Unknown.id(ty.split('.').next().unwrap_or(ty)),
             },
         };

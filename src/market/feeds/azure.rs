@@ -182,7 +182,7 @@ fn rows(items: Vec<Item>, fetched_at: &str) -> Catalog {
     for ((sku, region), (prices, _)) in by {
         // Every GPU size the Azure feed carries has a spec entry (`family_gpu` names them);
         // a size it does not know is counted as unknown, never matched to a lookalike.
-        let gpu = match crate::market::catalog::csv_import::family_gpu(&sku) {
+        let gpu = match crate::market::catalog::families::family_gpu(&sku) {
             Some(id) => id.to_string(),
             None => crate::market::catalog::Unranked::Unknown.id(&sku),
         };

@@ -20,11 +20,9 @@
 //! never ranked until a `--catalog-add` JSON row says which GPU it is.
 
 mod cells;
-mod families;
 mod rows;
 
-pub use families::family_gpu;
-use families::{FAMILY_GPUS, GCP_FAMILIES, HOST_GPUS};
+use crate::market::catalog::families;
 use rows::{Structural, read_rows};
 
 use crate::market::catalog::names::{self, Resolved, StatedMemory};
@@ -48,12 +46,7 @@ fn gpu_id(
 ) -> (String, Option<f64>, String) {
     let ty = instance.to_lowercase();
     let accel = r.accel.as_str();
-    let family = FAMILY_GPUS
-        .iter()
-        .find(|(prefix, has, _)| ty.starts_with(prefix) && ty.contains(has));
-    let host = HOST_GPUS
-        .iter()
-        .find(|(prefix, name, _)| ty.starts_with(prefix) && name.eq_ignore_ascii_case(accel));
+    let family = families::family_gpu(&ty).or_else(|| families::host_gpu(&ty, accel));
     let count = r.count.unwrap_or(0.0);
     let stated = r.gpu_mib.map(|value| StatedMemory {
         value,
@@ -64,10 +57,8 @@ fn gpu_id(
     // part); a name that says another GPU outright wins (Spheron's `gpu_1x_a100_SXM4` type
     // looks like Lambda's 40 GB family but its accelerator is `A100_80G_SXM4`).
     let cands = names::candidates(accel);
-    let family = family
-        .or(host)
-        .filter(|(_, _, id)| cands.is_empty() || cands.iter().any(|c| c == id));
-    if let Some((_, _, id)) = family {
+    let family = family.filter(|id| cands.is_empty() || cands.iter().any(|c| c == id));
+    if let Some(id) = family {
         let spec = specs.iter().find(|g| g.id == *id);
         let read = stated.zip(spec).and_then(|(m, g)| names::read_memory(m, g));
         let (mem, note) = match read {
@@ -158,10 +149,7 @@ impl Row {
     /// Whether the line can become (part of) a GPU instance: it names an accelerator, or it
     /// is a GCP host whose GPUs are priced on their own line.
     fn may_carry_gpu(&self) -> bool {
-        !self.accel.is_empty()
-            || GCP_FAMILIES
-                .iter()
-                .any(|(f, _)| self.instance.starts_with(f))
+        !self.accel.is_empty() || families::gcp_gpu_row(&self.instance).is_some()
     }
 }
 
@@ -463,8 +451,9 @@ fn join_split_rows(rows: &[Row]) -> Vec<(Row, Vec<usize>, String)> {
             complete.push((r.clone(), vec![r.line], String::new()));
             continue;
         }
-        let family = GCP_FAMILIES.iter().find(|(f, _)| r.instance.starts_with(f));
-        let Some((_, accel)) = family else { continue };
+        let Some(accel) = families::gcp_gpu_row(&r.instance) else {
+            continue;
+        };
         let n: Option<f64> = r
             .instance
             .rsplit('-')
