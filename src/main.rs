@@ -71,14 +71,11 @@ fn main() -> ExitCode {
     ) {
         gpuvalue::interrupt::quiet_broken_pipe();
     }
-    match gpuvalue::cli::app::run(cli.command) {
+    match gpuvalue::cli::run(cli.command) {
         Ok(code) => code,
         Err(e) => {
             // Names and paths in messages come from files: escaped for the terminal.
-            eprintln!(
-                "{}",
-                gpuvalue::cli::app::stderr_text(&format!("error: {e:#}"))
-            );
+            eprintln!("{}", gpuvalue::cli::stderr_text(&format!("error: {e:#}")));
             ExitCode::from(2)
         }
     }

@@ -5,6 +5,12 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
+use values::*;
+
+mod output;
+mod values;
+
+pub use values::MAX_MATRIX_BYTES;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -367,101 +373,7 @@ pub struct UpdateArgs {
     pub force: bool,
 }
 
-pub use crate::report::export::Format;
-
-impl Format {
-    /// The formats of `devices`, `show` and `catalog`.
-    pub const TABLE_JSON: &[Format] = &[Format::Table, Format::Json];
-    /// The formats of `compare` (and `calibration`).
-    pub const COMPARE: &[Format] =
-        <crate::measuring::compare::Comparison as crate::report::export::Export>::FORMATS;
-    /// The formats of `rank`.
-    pub const RANK: &[Format] =
-        <crate::report::export::Ranking<'static> as crate::report::export::Export>::FORMATS;
-
-    /// A `--format` parser that accepts only `allowed` (clap then names those in its error
-    /// and in the help).
-    fn only(allowed: &'static [Format]) -> impl TypedValueParser<Value = Format> {
-        PossibleValuesParser::new(allowed.iter().filter_map(|f| f.to_possible_value()))
-            .map(|s| <Format as ValueEnum>::from_str(&s, false).expect("one of the allowed"))
-    }
-
-    /// The one place the hidden legacy flags (`--json`, `--csv`, `--markdown`) map to a
-    /// format; clap lets at most one of them, or `--format`, be given.
-    fn chosen(format: Option<Format>, json: bool, csv: bool, markdown: bool) -> Format {
-        match (format, json, csv, markdown) {
-            (Some(f), ..) => f,
-            (None, true, ..) => Format::Json,
-            (None, _, true, _) => Format::Csv,
-            (None, _, _, true) => Format::Markdown,
-            (None, false, false, false) => Format::Table,
-        }
-    }
-}
-
-/// `--format table|json` (`--json` kept as a hidden alias).
-#[derive(Args, Debug, Clone, Default)]
-#[group(multiple = false)]
-pub struct TableOrJson {
-    /// Output format [default: table].
-    #[arg(long, value_parser = Format::only(Format::TABLE_JSON))]
-    format: Option<Format>,
-    /// Same as --format json.
-    #[arg(long, hide = true)]
-    json: bool,
-}
-
-impl TableOrJson {
-    pub fn format(&self) -> Format {
-        Format::chosen(self.format, self.json, false, false)
-    }
-}
-
-/// `--format table|json|markdown` (`--json`, `--markdown` kept as hidden aliases).
-#[derive(Args, Debug, Clone, Default)]
-#[group(multiple = false)]
-pub struct CompareOutput {
-    /// Output format [default: table]; markdown for a pull-request comment.
-    #[arg(long, value_parser = Format::only(Format::COMPARE))]
-    format: Option<Format>,
-    /// Same as --format json.
-    #[arg(long, hide = true)]
-    json: bool,
-    /// Same as --format markdown.
-    #[arg(long, hide = true)]
-    markdown: bool,
-}
-
-impl CompareOutput {
-    pub fn format(&self) -> Format {
-        Format::chosen(self.format, self.json, false, self.markdown)
-    }
-}
-
-/// `--format table|json|csv|markdown` (`--json`, `--csv`, `--markdown` kept as hidden
-/// aliases).
-#[derive(Args, Debug, Clone, Default)]
-#[group(multiple = false)]
-pub struct RankOutput {
-    /// Output format [default: table].
-    #[arg(long, value_parser = Format::only(Format::RANK))]
-    format: Option<Format>,
-    /// Same as --format json.
-    #[arg(long, hide = true)]
-    json: bool,
-    /// Same as --format csv.
-    #[arg(long, hide = true)]
-    csv: bool,
-    /// Same as --format markdown.
-    #[arg(long, hide = true)]
-    markdown: bool,
-}
-
-impl RankOutput {
-    pub fn format(&self) -> Format {
-        Format::chosen(self.format, self.json, self.csv, self.markdown)
-    }
-}
+pub use output::*;
 
 #[derive(Args, Debug, Clone)]
 pub struct RankSettings {
@@ -521,28 +433,6 @@ pub struct RankSettings {
     /// weights, a serving job's responses; none for the built-in scenarios).
     #[arg(long, value_name = "GB", allow_negative_numbers = true, value_parser = egress_gb)]
     pub egress_gb: Option<f64>,
-}
-
-/// `--egress-gb`: 0 to 1e9 GB.
-fn egress_gb(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && (0.0..=1e9).contains(&x) => Ok(x),
-        _ => Err(format!("expected GB from 0 to 1e9, found `{s}`")),
-    }
-}
-
-/// `--nodes`: a count from 1 to 1024, or `auto`.
-fn nodes_of(s: &str) -> Result<crate::value::rank::Nodes, String> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("auto") {
-        return Ok(crate::value::rank::Nodes::Auto);
-    }
-    match t.parse::<u32>() {
-        Ok(n) if (1..=1024).contains(&n) => Ok(crate::value::rank::Nodes::Fixed(n)),
-        _ => Err(format!(
-            "expected a number of nodes from 1 to 1024, or auto, found `{s}`"
-        )),
-    }
 }
 
 #[derive(Args, Debug)]
@@ -818,111 +708,6 @@ impl BenchArgs {
     }
 }
 
-/// `--probes` accepts the registered probe names, each with its one-line description.
-fn probe_parser() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(
-        crate::measuring::probes::REGISTRY
-            .iter()
-            .map(|p| clap::builder::PossibleValue::new(p.name()).help(p.about())),
-    )
-}
-
-/// A whole number of MiB, 1 or more.
-fn whole_mib(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(v) if (1..=1 << 40).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected a whole number of MiB from 1 to 1099511627776, found `{s}`"
-        )),
-    }
-}
-
-/// A positive, finite number of seconds.
-fn positive_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
-        _ => Err(format!(
-            "expected a positive number of seconds (above 0, below 1e9), found `{s}`"
-        )),
-    }
-}
-
-/// `--budget`: an amount above 0, at most 1e12.
-fn budget_amount(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e12 => Ok(v),
-        _ => Err(format!(
-            "expected an amount above 0 and at most 1e12, found `{s}`"
-        )),
-    }
-}
-
-/// `--checkpoint-every`, `--restart-time`: a duration as a person writes it ("30m", "1h
-/// 30m"), in hours, from a minute to 30 days.
-fn hours_of(s: &str) -> Result<f64, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("expected a duration such as 30m, 2h or 1h 30m, found `{s}` ({e})"))?;
-    let h = d.as_secs_f64() / 3600.0;
-    if (1.0 / 60.0..=720.0).contains(&h) {
-        Ok(h)
-    } else {
-        Err(format!(
-            "expected a duration from 1 minute to 30 days, found `{s}`"
-        ))
-    }
-}
-
-/// `--min-gpu-memory`: GB from 0 to 10,000.
-fn gigabytes(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=1e4).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "expected a number of GB from 0 to 10000, found `{s}`"
-        )),
-    }
-}
-
-/// `--utilisation`: a percentage above 0, at most 100.
-fn utilisation(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v),
-        _ => Err(format!(
-            "expected a share of the hours in percent, above 0 and at most 100, found `{s}`"
-        )),
-    }
-}
-
-/// `--threshold`: a percentage from 0 to 100.
-fn percentage(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=100.0).contains(&v) => Ok(v),
-        _ => Err(format!("expected a percentage from 0 to 100, found `{s}`")),
-    }
-}
-
-/// `--top`: how many rows, 1 or more.
-fn row_count(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(v) if v >= 1 => Ok(v),
-        _ => Err(format!(
-            "expected a whole number of rows, 1 or more, found `{s}`"
-        )),
-    }
-}
-
-/// `KIND@PROBE`, the probe one of the registered ones.
-fn parse_fault(s: &str) -> Result<crate::measuring::gpu::fault::FaultSpec, String> {
-    let spec: crate::measuring::gpu::fault::FaultSpec = s.parse()?;
-    if crate::measuring::probes::find(&spec.probe).is_none() {
-        return Err(format!(
-            "`{}`: unknown probe, expected one of {}",
-            spec.probe,
-            crate::measuring::probes::names().join(", ")
-        ));
-    }
-    Ok(spec)
-}
-
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// Results files written by `gpuvalue bench`, or directories of them (their *.json files).
@@ -936,95 +721,5 @@ pub struct ShowArgs {
     pub output: TableOrJson,
 }
 
-/// Largest matrix buffer `--sizes` may ask for, whatever the adapter: 256 GiB, above the
-/// memory of any GPU; a larger size is refused while parsing, before anything is created.
-pub const MAX_MATRIX_BYTES: u64 = 256 << 30;
-
-fn parse_size(s: &str) -> Result<crate::measuring::reference::Dims, String> {
-    let d = crate::measuring::probes::matmul::parse_size(s)?;
-    let bytes = |a: usize, b: usize| (a as u64).checked_mul(b as u64)?.checked_mul(4);
-    let biggest = [bytes(d.m, d.k), bytes(d.k, d.n), bytes(d.m, d.n)]
-        .into_iter()
-        .try_fold(0u64, |acc, b| b.map(|b| acc.max(b)));
-    match biggest {
-        Some(b) if b <= MAX_MATRIX_BYTES => Ok(d),
-        Some(b) => Err(format!(
-            "`{s}`: a {}x{}x{} matmul needs a {} GiB matrix buffer, more than any GPU has ({} GiB)",
-            d.m,
-            d.n,
-            d.k,
-            b >> 30,
-            MAX_MATRIX_BYTES >> 30
-        )),
-        None => Err(format!("`{s}`: the matrix buffer size overflows 64 bits")),
-    }
-}
-
-/// "0.55/2.19": USD per million input and output tokens.
-fn api_price(s: &str) -> Result<(f64, f64), String> {
-    let bad = || {
-        format!("{s}: expected IN/OUT, USD per million input and output tokens (e.g. 0.55/2.19)")
-    };
-    let (a, b) = s.split_once('/').ok_or_else(bad)?;
-    let p = |x: &str| -> Result<f64, String> {
-        let v: f64 = x
-            .trim()
-            .trim_start_matches('$')
-            .parse()
-            .map_err(|_| bad())?;
-        if v.is_finite() && (0.0..=1e4).contains(&v) {
-            Ok(v)
-        } else {
-            Err(bad())
-        }
-    };
-    let (i, o) = (p(a)?, p(b)?);
-    if o <= 0.0 {
-        return Err(format!("{s}: the output price must be above 0"));
-    }
-    Ok((i, o))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_names_are_what_format_takes() {
-        for f in Format::value_variants() {
-            assert_eq!(f.to_possible_value().unwrap().get_name(), f.name());
-        }
-    }
-
-    #[test]
-    fn legacy_flags_map_to_formats() {
-        assert_eq!(Format::chosen(None, false, false, false), Format::Table);
-        assert_eq!(Format::chosen(None, true, false, false), Format::Json);
-        assert_eq!(Format::chosen(None, false, true, false), Format::Csv);
-        assert_eq!(Format::chosen(None, false, false, true), Format::Markdown);
-        assert_eq!(
-            Format::chosen(Some(Format::Csv), false, false, false),
-            Format::Csv
-        );
-        let rank = |args: &[&str]| {
-            let mut argv = vec!["gpuvalue", "rank"];
-            argv.extend_from_slice(args);
-            match Cli::try_parse_from(argv).map(|c| c.command) {
-                Ok(Some(Command::Rank(a))) => Ok(a.output.format()),
-                Ok(_) => unreachable!(),
-                Err(e) => Err(e.kind()),
-            }
-        };
-        assert_eq!(rank(&[]), Ok(Format::Table));
-        assert_eq!(rank(&["--csv"]), Ok(Format::Csv));
-        assert_eq!(rank(&["--format", "markdown"]), Ok(Format::Markdown));
-        assert_eq!(
-            rank(&["--format", "json", "--json"]),
-            Err(clap::error::ErrorKind::ArgumentConflict)
-        );
-        assert_eq!(
-            rank(&["--format", "html"]),
-            Err(clap::error::ErrorKind::InvalidValue)
-        );
-    }
-}
+mod tests;

@@ -13,6 +13,32 @@ pub struct Checked<'a> {
     pub findings: Vec<Finding>,
 }
 
+impl Checked<'_> {
+    /// The errors in the user's own catalog files, which stop a ranking: not the embedded
+    /// catalog's, not a snapshot's, and not a row whose accelerator simply has no spec entry,
+    /// is another GPU under a lookalike name, or is no GPU (a SkyPilot file of a cloud
+    /// renting B200s and TPUs is not a bad file: those rows are counted, and `--details`
+    /// lists them as not ranked).
+    pub fn user_errors(&self) -> Vec<&Finding> {
+        let not_data_error = |f: &Finding| {
+            f.instance.is_some_and(|i| {
+                GpuId::parse(&self.catalog.instances[i].gpu)
+                    .unranked()
+                    .is_some_and(|u| !u.is_data_error())
+            })
+        };
+        self.findings
+            .iter()
+            .filter(|f| {
+                f.severity == Severity::Error
+                    && f.file != EMBEDDED_NAME
+                    && !f.file.starts_with(SNAPSHOT_PREFIX)
+                    && !not_data_error(f)
+            })
+            .collect()
+    }
+}
+
 /// Amounts that public catalogs use as filler rather than prices.
 pub(crate) const PLACEHOLDER_AMOUNTS: &[f64] = &[700.0, 999.0, 9999.0, 99999.0];
 

@@ -410,6 +410,10 @@ impl Origin {
 /// findings name `EMBEDDED_NAME`.
 pub const EMBEDDED_NAME: &str = "embedded catalog";
 
+/// How snapshot rows' findings name their file: never a user's file, so their errors keep
+/// the row out of a ranking without refusing the ranking.
+pub const SNAPSHOT_PREFIX: &str = "snapshot ";
+
 use crate::files::{parse_json, read_text};
 
 impl Catalog {

@@ -5,14 +5,11 @@
 //! feeds is one row, the provider's own feed preferred, a disagreement over 5% reported.
 
 use super::snapshot::{self, InUse};
-use crate::market::catalog::{Catalog, Finding, PricingModel, Severity};
+use crate::market::catalog::{Catalog, Finding, PricingModel, SNAPSHOT_PREFIX, Severity};
 use anyhow::Result;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-/// How snapshot rows' findings name their file: never a user's file, so their errors keep
-/// the row out of a ranking without refusing the ranking.
-pub const SNAPSHOT_PREFIX: &str = "snapshot ";
 /// Two feeds' prices of one instance further apart than this are reported.
 const DISAGREE: f64 = 0.05;
 
@@ -353,6 +350,22 @@ fn disagree(
         })
         .filter(|d| *d > DISAGREE)
         .reduce(f64::max)
+}
+
+/// Leaves out the snapshot rows whose checks failed (a GPU without a datasheet entry yet, a
+/// flagged price: hundreds in a feed), and says how many; `catalog check` lists each.
+pub fn drop_flagged_snapshot_rows(c: &mut Catalog) -> usize {
+    let mut keep = vec![true; c.instances.len()];
+    for x in c.check().iter().filter(|x| x.severity == Severity::Error) {
+        if let Some(i) = x.instance
+            && x.file.starts_with(SNAPSHOT_PREFIX)
+        {
+            keep[i] = false;
+        }
+    }
+    let left_out = keep.iter().filter(|k| !**k).count();
+    retain_rows(c, &keep);
+    left_out
 }
 
 /// Keeps the rows marked true, with their origins and load findings (renumbered).

@@ -217,6 +217,36 @@ pub fn run(
     Ok(out)
 }
 
+/// Saves each GPU's verdict as a results file of its own (no probes, the burn record):
+/// one file per GPU (the adapter's index before the extension when several).
+pub fn save(out: &std::path::Path, outcomes: &[BurnOutcome]) -> Result<()> {
+    let host = crate::host::HostInfo::detect();
+    for o in outcomes {
+        let path = if outcomes.len() > 1 {
+            let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+            out.with_file_name(format!("{stem}-{}.json", o.adapter.index))
+        } else {
+            out.to_path_buf()
+        };
+        let options = crate::results::RunOptions {
+            quick: o.record.mode == "quick",
+            probes: Vec::new(),
+            sizes: None,
+            array_mib: None,
+            time_budget_s: o.record.planned_s,
+            trusted_shaders: true,
+            timestamps: false,
+            args: std::env::args().collect(),
+        };
+        let mut file = crate::results::ResultsFile::new(host.clone(), o.adapter.clone(), options);
+        file.complete = o.record.complete;
+        file.interrupted = !o.record.complete;
+        file.burn = Some(o.record.clone());
+        file.save(&path)?;
+    }
+    Ok(())
+}
+
 /// An adapter as the verdict names it: its name and PCI bus id where known.
 pub fn gpu_name(a: &AdapterSummary) -> String {
     match &a.pci_bus_id {

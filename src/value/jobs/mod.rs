@@ -35,6 +35,32 @@ pub fn model_config(path: &std::path::Path) -> Result<Model> {
     parse_config(&text, &path.display().to_string())
 }
 
+/// The model a job runs: a `config.json` file, else a preset; `params` rescales a Llama
+/// preset's shape to that many parameters (a MoE or a config file comes with its own).
+pub fn chosen_model(
+    config: Option<&std::path::Path>,
+    preset_name: &str,
+    params: Option<f64>,
+) -> Result<Model> {
+    let model = match config {
+        Some(path) => model_config(path)?,
+        None => preset(preset_name)?,
+    };
+    let Some(p) = params else {
+        return Ok(model);
+    };
+    if !(p.is_finite() && (1e6..=1e13).contains(&p)) {
+        bail!("--model-params {p}: expected a number of parameters from 1e6 to 1e13");
+    }
+    if model.is_moe() || model.source.is_some() {
+        bail!(
+            "--model-params scales the Llama presets' shape; {} comes with its own (give another config.json with --model-config)",
+            model.prose()
+        );
+    }
+    Ok(model.with_params(p))
+}
+
 /// A job named in a file (a calibration point): its kind and parameters, as the command
 /// line gives them (`rank --job`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
