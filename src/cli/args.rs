@@ -1,7 +1,6 @@
 //! Command-line definitions (clap) and nothing else.
 
 use crate::measuring::gpu::{AdapterChoice, BackendChoice};
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,9 +5,8 @@ use crate::cli::args::{self, Format};
 use crate::cli::print_as;
 use crate::market::catalog::{Catalog, Severity};
 use crate::report;
-use crate::results::ResultsFile;
 use crate::value::rank::Filters;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::process::ExitCode;
 
 /// The catalog the options name: the embedded one with the snapshots' prices, replaced by

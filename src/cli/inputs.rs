@@ -3,13 +3,14 @@
 //! serving tools'), the job's scenario, then the catalog checked (filters that match
 //! nothing and errors in the user's files stop here).
 
+use super::catalog::filters;
 use crate::cli::args;
 use crate::market::catalog::{Catalog, Checked};
 use crate::results::ResultsFile;
 use crate::value::fleet::BurnGate;
-use crate::value::rank::{self, RankOptions};
-use crate::value::scenario::{Scenario, ScenarioFile};
-use anyhow::{Context, Result, bail};
+use crate::value::rank::RankOptions;
+use crate::value::scenario::ScenarioFile;
+use anyhow::{Result, bail};
 use std::path::PathBuf;
 
 /// What a ranking reads: the catalog (the snapshots' prices and the user's files), the

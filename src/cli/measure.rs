@@ -1,13 +1,14 @@
 //! The measuring commands: `devices`, `bench`, `show`, `compare`, `burn`, `transfers`.
 
-use crate::cli::args::{self, Format};
+use super::catalog::load_catalog;
+use crate::cli::args;
 use crate::cli::print_as;
-use crate::market::catalog::{Catalog, Severity};
+use crate::market::catalog::Catalog;
 use crate::measuring::bench;
 use crate::measuring::gpu::adapter;
 use crate::report;
 use crate::results::ResultsFile;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::process::ExitCode;
 
 pub(super) fn devices(a: args::DevicesArgs) -> Result<ExitCode> {

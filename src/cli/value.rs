@@ -1,9 +1,10 @@
 //! The value commands: `rank`, `report`, `run` (bench then rank), `calibration`.
 
 use super::inputs::*;
+use super::measure::interrupted;
 use crate::cli::args::{self, Format};
 use crate::cli::print_as;
-use crate::market::catalog::{Catalog, Severity};
+use crate::market::catalog::Catalog;
 use crate::measuring::bench;
 use crate::report;
 use crate::results::ResultsFile;

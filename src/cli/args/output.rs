@@ -17,14 +17,14 @@ impl Format {
 
     /// A `--format` parser that accepts only `allowed` (clap then names those in its error
     /// and in the help).
-    fn only(allowed: &'static [Format]) -> impl TypedValueParser<Value = Format> {
+    pub(super) fn only(allowed: &'static [Format]) -> impl TypedValueParser<Value = Format> {
         PossibleValuesParser::new(allowed.iter().filter_map(|f| f.to_possible_value()))
             .map(|s| <Format as ValueEnum>::from_str(&s, false).expect("one of the allowed"))
     }
 
     /// The one place the hidden legacy flags (`--json`, `--csv`, `--markdown`) map to a
     /// format; clap lets at most one of them, or `--format`, be given.
-    fn chosen(format: Option<Format>, json: bool, csv: bool, markdown: bool) -> Format {
+    pub(super) fn chosen(format: Option<Format>, json: bool, csv: bool, markdown: bool) -> Format {
         match (format, json, csv, markdown) {
             (Some(f), ..) => f,
             (None, true, ..) => Format::Json,
