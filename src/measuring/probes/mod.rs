@@ -488,8 +488,8 @@ mod tests {
             SAID.call_once(|| eprintln!("spirv-val: SKIPPED (not on PATH; spirv-tools)"));
             return Ok(());
         }
-        let dir = std::env::temp_dir().join(format!("gpuvalue-spv-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // A folder per call: tests in one process validate the same kernel at once.
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let name: String = (k.label.chars())
             .chain(
                 k.constants
@@ -504,7 +504,7 @@ mod tests {
                 }
             })
             .collect();
-        let path = dir.join(format!("{name}.spv"));
+        let path = dir.path().join(format!("{name}.spv"));
         std::fs::write(&path, bytemuck::cast_slice::<u32, u8>(words)).map_err(|e| e.to_string())?;
         let out = Command::new("spirv-val")
             .args(["--target-env", "vulkan1.3"])
