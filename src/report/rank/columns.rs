@@ -476,3 +476,7 @@ pub fn data_columns(r: &RankReport) -> impl Iterator<Item = &'static DataColumn>
     };
     DATA.iter().chain(serving)
 }
+
+#[cfg(test)]
+#[path = "columns_tests.rs"]
+mod tests;
