@@ -201,42 +201,7 @@ fn scenario_html(s: &mut String, rep: &RankReport) {
         );
     }
     charts_html(s, rep);
-    let budget = !rep.rows.is_empty()
-        && rep
-            .rows
-            .iter()
-            .all(|x| super::rank::budget_cell(x).is_some());
-    let _ = write!(
-        s,
-        "<table class=\"rank\"><tr><th>#</th><th>instance</th><th>GPUs</th><th>basis</th><th>figures used (per GPU)</th><th>{c}/h</th><th>time/job</th><th>{c}/job</th><th>price as of</th>{}</tr>",
-        if budget { "<th>budget buys</th>" } else { "" },
-        c = esc(&rep.currency)
-    );
-    for x in &rep.rows {
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{} {} ({})</td><td>{} x {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td>{}</tr>",
-            esc(&super::rank::place(x)),
-            esc(&x.provider),
-            esc(&x.instance_type),
-            esc(&x.region),
-            x.gpu_count,
-            esc(&x.gpu_name),
-            if x.basis == Source::Measured {
-                "measured"
-            } else {
-                "estimated"
-            },
-            esc(&super::rank::figures_used(x)),
-            super::fmt::sig(x.price_per_hour),
-            esc(&super::rank::hours(x.hours_per_job)),
-            super::fmt::sig(x.cost_per_job),
-            esc(&x.price_as_of),
-            esc(&super::rank::tier_and_confidence(x)),
-            super::rank::budget_cell(x).map_or(String::new(), |b| format!("<td>{}</td>", esc(&b)))
-        );
-    }
-    s.push_str("</table>");
+    s.push_str(&super::rank::html_table(rep));
     for l in super::rank::summary_lines(rep, rep.rows.len(), true) {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc(&l));
     }

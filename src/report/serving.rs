@@ -3,30 +3,9 @@
 //! sweep of throughput and cost against interactivity, as tables and SVG charts.
 
 use super::fmt::{md, sig};
-use crate::value::rank::{RankReport, RankRow, ServeRow, Sweep};
+use crate::value::rank::{RankReport, ServeRow, Sweep};
 use tabled::Table;
 use tabled::settings::Style;
-
-/// Whether the rows were priced beside a hosted API (`--api-price`): its column shows.
-fn has_api(r: &RankReport) -> bool {
-    r.rows.iter().any(|x| {
-        x.serving
-            .as_ref()
-            .is_some_and(|s| s.beats_api_above.is_some())
-    })
-}
-
-/// The serving columns' headers and cells of one row.
-pub fn columns(r: &RankReport) -> Vec<String> {
-    let mut h: Vec<String> = ["layout", "tok/s/GPU", "tok/s/user (TTFT)"]
-        .map(String::from)
-        .to_vec();
-    h.push(format!("{}/Mtok", r.currency));
-    if has_api(r) {
-        h.push("beats API".into());
-    }
-    h
-}
 
 /// A number to three significant figures, "-" where the file did not say it.
 pub fn or_dash(v: f64) -> String {
@@ -66,24 +45,6 @@ pub fn beats(s: &ServeRow) -> Option<String> {
             format!("above {:.0}%", u * 100.0)
         }
     })
-}
-
-/// The serving cells of row `x` of `r`, in the order of [`columns`].
-pub fn cells(r: &RankReport, x: &RankRow) -> Vec<String> {
-    let with_api = has_api(r);
-    let Some(s) = &x.serving else {
-        return vec![String::new(); 4 + usize::from(with_api)];
-    };
-    let mut v = vec![
-        layout(s),
-        sig(s.tok_s_per_gpu),
-        format!("{} ({})", or_dash(s.tok_s_per_user), ttft(s.ttft_s)),
-        sig(s.cost_per_million_tokens),
-    ];
-    if with_api {
-        v.push(beats(s).unwrap_or_default());
-    }
-    v
 }
 
 /// The notes under a serving table: what the columns mean, the API's price.
