@@ -32,6 +32,7 @@ macro_rules! run_with_async_fn {
 
 pub mod coop;
 pub mod double;
+pub mod executor;
 pub mod hierarchy;
 pub mod int8;
 pub mod latency;

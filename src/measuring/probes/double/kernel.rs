@@ -3,13 +3,11 @@
 
 use super::*;
 
-/// A matmul kernel ready to dispatch: its output planes, and the inputs as the GPU was
-/// given them (rounded to df64 or f16), which the reference multiplies.
+/// A matmul kernel ready to dispatch, and its output planes.
 pub(super) struct MatmulKernel {
     pub(super) pipe: wgpu::ComputePipeline,
     pub(super) bg: wgpu::BindGroup,
     pub(super) outs: Vec<wgpu::Buffer>,
-    pub(super) exact_inputs: (Vec<f64>, Vec<f64>),
 }
 
 /// What every matmul kernel binds besides its matrices.
@@ -22,7 +20,7 @@ pub(super) struct KernelCommon<'a> {
     pub(super) guard: &'a wgpu::Buffer,
 }
 
-/// Matmul step 4: uploads the inputs, poisons the output and builds the kernel.
+/// Uploads the inputs, poisons the output and builds the kernel.
 pub(super) fn build_kernel(
     gpu: &Gpu,
     v: Variant,
@@ -61,17 +59,6 @@ pub(super) fn df64_kernel(
     let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
     let (ah, al) = split(a);
     let (bh, bl) = split(b);
-    // The reference multiplies the values the GPU was given.
-    let exact_inputs = (
-        ah.iter()
-            .zip(&al)
-            .map(|(h, l)| from_df(*h, *l))
-            .collect::<Vec<_>>(),
-        bh.iter()
-            .zip(&bl)
-            .map(|(h, l)| from_df(*h, *l))
-            .collect::<Vec<_>>(),
-    );
     let bufs = [
         gpu.upload("a_hi", &ah)?,
         gpu.upload("a_lo", &al)?,
@@ -115,7 +102,6 @@ pub(super) fn df64_kernel(
         pipe,
         bg,
         outs: bufs.into_iter().skip(4).collect::<Vec<_>>(),
-        exact_inputs,
     })
 }
 
@@ -127,15 +113,10 @@ pub(super) fn typed_kernel(
     b: &[f64],
 ) -> Result<MatmulKernel> {
     let (gpu, p) = (c.gpu, c.p);
-    let exact_inputs;
     let (a_bytes, b_bytes, c_elem, source): (Vec<u8>, Vec<u8>, usize, String) = if kind == Kind::F16
     {
         let ah: Vec<half::f16> = a.iter().map(|&x| half::f16::from_f64(x)).collect();
         let bh: Vec<half::f16> = b.iter().map(|&x| half::f16::from_f64(x)).collect();
-        exact_inputs = (
-            ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-            bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
-        );
         (
             bytemuck::cast_slice(&ah).to_vec(),
             bytemuck::cast_slice(&bh).to_vec(),
@@ -143,7 +124,6 @@ pub(super) fn typed_kernel(
             typed_matmul_source(Kind::F16, c.tm),
         )
     } else {
-        exact_inputs = (a.to_vec(), b.to_vec());
         (
             bytemuck::cast_slice(a).to_vec(),
             bytemuck::cast_slice(b).to_vec(),
@@ -166,11 +146,10 @@ pub(super) fn typed_kernel(
         pipe,
         bg,
         outs: bufs.into_iter().skip(2).collect::<Vec<_>>(),
-        exact_inputs,
     })
 }
 
-/// Matmul step 5: reads C back as f64 (padded to `p`).
+/// Reads C back as f64 (padded to `p`).
 pub(super) async fn read_product(
     gpu: &Gpu,
     kind: Kind,
@@ -193,7 +172,7 @@ pub(super) async fn read_product(
     })
 }
 
-/// Matmul step 6: relative Frobenius error of the checked rows against compensated f64,
+/// The relative Frobenius error of the checked rows against compensated f64,
 /// and how many rows were checked.
 pub(super) fn check_product(
     d: Dims,

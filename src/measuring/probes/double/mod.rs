@@ -18,8 +18,14 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 mod kernel;
+pub mod method;
+#[cfg(test)]
+mod method_tests;
+mod on_wgpu;
 mod selftest;
 use kernel::*;
+pub use method::DoubleKernels;
+pub use on_wgpu::OnWgpu;
 pub use selftest::*;
 
 /// Rows per invocation the matmul kernels are tuned over.
@@ -152,8 +158,8 @@ impl Variant {
 /// Workgroup size of the double-precision matmul kernels.
 const WG: u32 = 64;
 
-/// Runs one double-precision matmul: fresh inputs, poisoned output, timed batches, checked
-/// against compensated f64 on the CPU.
+/// Runs one double-precision matmul on wgpu: fresh inputs, poisoned output, timed batches,
+/// checked against compensated f64 on the CPU.
 pub async fn run_matmul(
     gpu: &Gpu,
     timer: &crate::measuring::gpu::Timer<'_>,
@@ -162,104 +168,10 @@ pub async fn run_matmul(
     inputs: Inputs,
     plan: &Plan,
 ) -> Result<PrecisionRun> {
-    let p = padded_dims(gpu, v, d)?;
-    let (a, b) = matmul_inputs(d, p, inputs);
-    let (gx, gy) = grid(gpu, v.tm, d, p)?;
-    let k = build_kernel(gpu, v, p, &a, &b)?;
-    let timing = measure::measure(plan, &|| timer.method(), async |iters| {
-        timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(&k.pipe);
-                pass.set_bind_group(0, &k.bg, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(gx, gy, 1);
-                }
-            })
-            .await
-    })
-    .await?;
-    let c = read_product(gpu, v.kind, &k.outs, p).await?;
-    let (rel_error, rows_checked) = check_product(d, p, &c, &k.exact_inputs);
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.figure(|t| flops / t * 1e-9);
-    Ok(PrecisionRun {
-        timing,
-        gflops,
-        rel_error,
-        rows_checked,
-    })
+    method::run_matmul_on(&OnWgpu { gpu, timer }, (v.kind, v), d, inputs, plan).await
 }
 
-/// Matmul step 1: pads the sizes to the kernel's block and checks every matrix plane fits
-/// the adapter's buffer limits.
-fn padded_dims(gpu: &Gpu, v: Variant, d: Dims) -> Result<Dims> {
-    let Variant {
-        kind, tm, subgroup, ..
-    } = v;
-    if d.m == 0 || d.n == 0 || d.k == 0 {
-        bail!("matrix sizes must be at least 1");
-    }
-    if subgroup && !(kind == Kind::Df64 && df64_subgroups(gpu)) {
-        bail!(
-            "the subgroup kernel is df64 only and needs subgroups of at least 8 invocations; this adapter has {}",
-            if gpu.info.features.subgroup {
-                format!(
-                    "{}..{}",
-                    gpu.info.features.subgroup_min_size, gpu.info.features.subgroup_max_size
-                )
-            } else {
-                "none".into()
-            }
-        );
-    }
-    let p = Dims {
-        m: d.m.next_multiple_of(tm as usize),
-        n: d.n.next_multiple_of(4 * WG as usize),
-        // The subgroup kernel reads A as vec4s along K.
-        k: if subgroup {
-            d.k.next_multiple_of(4)
-        } else {
-            d.k
-        },
-    };
-    let elem = match kind {
-        Kind::F64 => 8,
-        Kind::Df64 => 4,
-        Kind::F16 => 4, // the f32 output is the largest buffer
-    };
-    let biggest = [p.m * p.k, p.k * p.n, p.m * p.n]
-        .into_iter()
-        .max()
-        .unwrap_or(0) as u64
-        * elem;
-    let lim = gpu
-        .limits
-        .max_storage_buffer_binding_size
-        .min(gpu.limits.max_buffer_size);
-    if biggest > lim {
-        bail!(
-            "a {}x{}x{} {} matmul needs {} MiB per matrix plane; the adapter's {} is {} MiB",
-            d.m,
-            d.n,
-            d.k,
-            match kind {
-                Kind::F64 => "f64",
-                Kind::Df64 => "df64",
-                Kind::F16 => "f16",
-            },
-            biggest >> 20,
-            if gpu.limits.max_storage_buffer_binding_size <= gpu.limits.max_buffer_size {
-                "max_storage_buffer_binding_size"
-            } else {
-                "max_buffer_size"
-            },
-            lim >> 20
-        );
-    }
-    Ok(p)
-}
-
-/// Matmul step 2: fresh A and B in f64, zero-padded to `p`.
+/// Fresh A and B in f64, zero-padded to `p`.
 fn matmul_inputs(d: Dims, p: Dims, inputs: Inputs) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Rng::fresh();
     let mut a = vec![0.0f64; p.m * p.k];
@@ -277,22 +189,6 @@ fn matmul_inputs(d: Dims, p: Dims, inputs: Inputs) -> (Vec<f64>, Vec<f64>) {
     (a, b)
 }
 
-/// Matmul step 3: the dispatch grid, checked against the adapter's workgroup limit.
-fn grid(gpu: &Gpu, tm: u32, d: Dims, p: Dims) -> Result<(u32, u32)> {
-    let gx = (p.n / (4 * WG as usize)) as u32;
-    let gy = (p.m / tm as usize) as u32;
-    let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
-    if gx > maxwg || gy > maxwg {
-        bail!(
-            "a {}x{}x{} matmul needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}",
-            d.m,
-            d.n,
-            d.k
-        );
-    }
-    Ok((gx, gy))
-}
-
 fn result_for(kind: Kind, d: Dims) -> ProbeResult {
     let figure = match kind {
         Kind::Df64 => FigureKey::MatmulDf64,
@@ -300,93 +196,6 @@ fn result_for(kind: Kind, d: Dims) -> ProbeResult {
         Kind::F16 => FigureKey::MatmulF16,
     };
     ProbeResult::sized(figure, d.m, d.n, d.k)
-}
-
-/// Measures one size: tunes the rows per invocation briefly, measures the best on random
-/// inputs, then checks accuracy on adversarial inputs too.
-async fn measure_size(
-    ctx: &Ctx<'_>,
-    kind: Kind,
-    use_fma: bool,
-    d: Dims,
-    self_test: Option<&SelfTest>,
-) -> ProbeResult {
-    let mut res = result_for(kind, d);
-    if let Some(st) = self_test {
-        res = res.param("self_test", st);
-    }
-    let tol = tolerance(kind);
-    let tune = measure::Plan::trial(16);
-    // df64 on adapters with subgroups of 8 or more also tries the kernel that shares A by
-    // broadcast, before the plain one: where loads are issued lane by lane (CPU rasterisers)
-    // it is about twice as fast; on GPUs both are tried in a full run. A quick run behind
-    // its budget keeps the first valid kernel, so the likeliest comes first: the tallest on
-    // a CPU rasteriser (more rows share each B load), the shortest on a GPU (registers).
-    let mut variants: Vec<Variant> = Vec::new();
-    if kind == Kind::Df64 && df64_subgroups(ctx.gpu) {
-        let mut rows = SUBGROUP_TM_CHOICES.to_vec();
-        if ctx.gpu.info.software {
-            rows.reverse();
-        }
-        variants.extend(rows.into_iter().map(|tm| Variant {
-            kind,
-            tm,
-            use_fma,
-            subgroup: true,
-        }));
-    }
-    variants.extend(TM_CHOICES.map(|tm| Variant {
-        kind,
-        tm,
-        use_fma,
-        subgroup: false,
-    }));
-    let mut best: Option<(f64, Variant)> = None;
-    for v in variants {
-        // A quick run behind its budget stops tuning at the first valid kernel.
-        if best.is_some() && ctx.shrink() {
-            break;
-        }
-        match run_matmul(ctx.gpu, ctx.timer, v, d, Inputs::Random, &tune).await {
-            Ok(r) => {
-                let valid = r.rel_error <= tol;
-                res.autotune.push(serde_json::json!({
-                    "config": v.label(),
-                    "gflops_median": r.gflops.median,
-                    "error": r.rel_error,
-                    "valid": valid,
-                }));
-                if valid && best.is_none_or(|(g, _)| r.gflops.median > g) {
-                    best = Some((r.gflops.median, v));
-                }
-            }
-            Err(e) => res.autotune.push(
-                serde_json::json!({"config": v.label(), "valid": false, "note": format!("{e:#}")}),
-            ),
-        }
-    }
-    let Some((_, v)) = best else {
-        return res.no_valid_configuration();
-    };
-    let main = run_matmul(ctx.gpu, ctx.timer, v, d, Inputs::Random, &ctx.plan()).await;
-    // Adversarial exponents (2^-24..2^24) are outside f16's range: f16 gets random inputs twice.
-    let adv_inputs = if kind == Kind::F16 {
-        Inputs::Random
-    } else {
-        Inputs::Adversarial
-    };
-    let adv = run_matmul(ctx.gpu, ctx.timer, v, d, adv_inputs, &tune).await;
-    match (main, adv) {
-        (Ok(m), Ok(a)) => {
-            res.kernel = Some(serde_json::json!({
-                "label": v.label(),
-                "tm": v.tm, "wg": WG, "product": if use_fma { "fma" } else { "split" },
-                "a_by_subgroup_broadcast": v.subgroup,
-            }));
-            judge(res, tol, m, a)
-        }
-        (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
-    }
 }
 
 /// The figure of one size, on either executor: the measured run `m` on random inputs and the
@@ -454,45 +263,11 @@ fn tolerance(kind: Kind) -> f64 {
 }
 
 pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let sizes: Vec<Dims> = ctx
-        .sizes
-        .clone()
-        .unwrap_or_else(|| default_sizes(ctx.quick));
-    (ctx.progress)("df64 self-test");
-    let st = self_test(ctx.gpu, Broken::default()).await;
-    for &d in &sizes {
-        if ctx.halted() {
-            emit(result_for(Kind::Df64, d).with_status(Status::Skipped, ctx.halt_reason()));
-            continue;
-        }
-        (ctx.progress)(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
-        match usable(&st, d) {
-            Err(failed) => emit(*failed),
-            Ok(s) => emit(measure_size(ctx, Kind::Df64, s.fma_fused, d, Some(s)).await),
-        }
-    }
-    for (kind, feature, fname) in [
-        (Kind::F64, wgpu::Features::SHADER_F64, "SHADER_F64"),
-        (Kind::F16, wgpu::Features::SHADER_F16, "SHADER_F16"),
-    ] {
-        for &d in &sizes {
-            if !ctx.gpu.has(feature) {
-                let why = if ctx.gpu.info.backend == "webgpu" && kind == Kind::F64 {
-                    "WebGPU has no f64 (no SHADER_F64); df64 is the double figure here".into()
-                } else {
-                    format!("the adapter has no {fname}")
-                };
-                emit(result_for(kind, d).with_status(Status::Unsupported, why));
-                continue;
-            }
-            if ctx.halted() {
-                emit(result_for(kind, d).with_status(Status::Skipped, ctx.halt_reason()));
-                continue;
-            }
-            (ctx.progress)(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));
-            emit(measure_size(ctx, kind, false, d, None).await);
-        }
-    }
+    let on = OnWgpu {
+        gpu: ctx.gpu,
+        timer: ctx.timer,
+    };
+    method::run_on(ctx, &on, emit).await
 }
 
 /// The side-by-side summary of a run's precisions: FP32, df64, f64 (and f16 where

@@ -1,9 +1,14 @@
+//! The double-precision kernels on OpenCL: OpenCL C df64 (`tm` rows a work-item), and
+//! the tiled matmul's candidates in f64 and f16.
+
+use super::method::DoubleKernels;
 use super::*;
-use crate::measuring::gpu::opencl::{Arg, ClGpu, ClSource};
+use crate::measuring::gpu::opencl::{Arg, ClBuffer, ClGpu, ClSource};
+use crate::measuring::probes::ClCtx;
 use crate::measuring::probes::matmul::on_opencl::{
-    CANDIDATES, ClConfig, candidates, padded, source, time_kernel,
+    CANDIDATES, ClConfig, ClProduct, candidates, padded, source,
 };
-use crate::measuring::probes::{ClCtx, Halts};
+use crate::model::TimingMethod;
 
 const DF64_CL: &str = include_str!("../../../../shaders/opencl/df64.cl");
 /// Rows per work-item of the df64 kernel, and its work-group width.
@@ -40,24 +45,9 @@ pub(super) fn cl_sources() -> Vec<ClSource> {
     v
 }
 
-fn self_test_cl(cl: &ClGpu) -> Result<SelfTest> {
-    let inputs = SelfTestInputs::new();
-    let prog = cl.build_source(&self_test_source())?;
-    let rows: Vec<f32> = inputs.rows().into_iter().flatten().collect();
-    let inp = cl.upload("selftest in", &rows)?;
-    let mut outp = cl.buffer::<f32>("selftest out", 14 * 4)?;
-    cl.poison(&mut outp, f32::NAN.to_bits())?;
-    let k = cl.kernel(&prog, "self_test", &[inp.arg(), outp.arg()])?;
-    cl.dispatch(&k, &[1], Some(&[1]))?;
-    cl.finish()?;
-    let out: Vec<f32> = cl.read(&outp, 14 * 4)?;
-    let out: Vec<[f32; 4]> = out.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    Ok(judge_self_test(&inputs, &out))
-}
-
 /// One kernel's layout: df64 rows per work-item, or a tile of the typed kernel.
 #[derive(Clone, Copy)]
-enum Layout {
+pub enum Layout {
     Df64 { tm: u32, use_fma: bool },
     Typed(ClConfig),
 }
@@ -85,205 +75,197 @@ impl Layout {
     }
 }
 
-fn run_matmul_cl(
-    ctx: &ClCtx<'_>,
-    kind: Kind,
-    layout: Layout,
-    d: Dims,
-    inputs: Inputs,
-    plan: &Plan,
-) -> Result<PrecisionRun> {
-    let cl = ctx.cl;
-    let p = layout.padded(d);
-    let (a, b) = matmul_inputs(d, p, inputs);
-    let dims = [
+/// One kernel built over its inputs (kept alive while the kernel runs).
+pub enum Prepared<'g> {
+    Df64 {
+        kernel: opencl3::kernel::Kernel,
+        global: [usize; 2],
+        c: [ClBuffer<f32>; 2],
+        _inputs: [ClBuffer<f32>; 4],
+    },
+    F64 {
+        product: ClProduct<'g>,
+        c: ClBuffer<f64>,
+        _inputs: [ClBuffer<f64>; 2],
+    },
+    F16 {
+        product: ClProduct<'g>,
+        c: ClBuffer<f32>,
+        _inputs: [ClBuffer<u16>; 2],
+    },
+}
+
+impl<'a> DoubleKernels for ClCtx<'a> {
+    type Layout = Layout;
+    type Prepared = Prepared<'a>;
+
+    fn method(&self) -> TimingMethod {
+        self.cl.method()
+    }
+
+    async fn self_test_outputs(&self, inputs: &SelfTestInputs) -> Result<Vec<[f32; 4]>> {
+        let cl = self.cl;
+        let prog = cl.build_source(&self_test_source())?;
+        let rows: Vec<f32> = inputs.rows().into_iter().flatten().collect();
+        let inp = cl.upload("selftest in", &rows)?;
+        let mut outp = cl.buffer::<f32>("selftest out", 14 * 4)?;
+        cl.poison(&mut outp, f32::NAN.to_bits())?;
+        let k = cl.kernel(&prog, "self_test", &[inp.arg(), outp.arg()])?;
+        cl.dispatch(&k, &[1], Some(&[1]))?;
+        cl.finish()?;
+        let out: Vec<f32> = cl.read(&outp, 14 * 4)?;
+        Ok(out.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+    }
+
+    fn lacks(&self, kind: Kind) -> Option<String> {
+        let f = &self.cl.info.features;
+        let (has, ext) = match kind {
+            Kind::F64 => (f.shader_f64, "cl_khr_fp64"),
+            Kind::F16 => (f.shader_f16, "cl_khr_fp16"),
+            Kind::Df64 => return None,
+        };
+        (!has).then(|| format!("the device does not offer {ext}"))
+    }
+
+    fn layouts(&self, kind: Kind, use_fma: bool) -> Vec<Layout> {
+        let elem = match kind {
+            Kind::Df64 => {
+                return CL_TM
+                    .iter()
+                    .map(|&tm| Layout::Df64 { tm, use_fma })
+                    .collect();
+            }
+            Kind::F64 => 8,
+            Kind::F16 => 2,
+        };
+        candidates(self.cl, elem)
+            .into_iter()
+            .take(3)
+            .map(Layout::Typed)
+            .collect()
+    }
+
+    fn label(&self, kind: Kind, l: Layout) -> String {
+        l.label(kind)
+    }
+
+    fn describe(&self, kind: Kind, l: Layout) -> serde_json::Value {
+        serde_json::json!({"label": l.label(kind)})
+    }
+
+    fn padded(&self, _kind: Kind, l: Layout, d: Dims) -> Result<Dims> {
+        Ok(l.padded(d))
+    }
+
+    fn prepare(
+        &self,
+        kind: Kind,
+        l: Layout,
+        p: Dims,
+        a: &[f64],
+        b: &[f64],
+    ) -> Result<Prepared<'a>> {
+        match (kind, l) {
+            (Kind::Df64, Layout::Df64 { tm, use_fma }) => {
+                df64_prepared(self.cl, (tm, use_fma), p, a, b)
+            }
+            (Kind::F64, Layout::Typed(cfg)) => {
+                let cl = self.cl;
+                let prog = cl.build_source(&source(cfg, "f64"))?;
+                let (da, db) = (cl.upload("A", a)?, cl.upload("B", b)?);
+                let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
+                cl.poison(&mut dc, 0x7ff8_0000)?;
+                let product = ClProduct::new(cl, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], 8)?;
+                Ok(Prepared::F64 {
+                    product,
+                    c: dc,
+                    _inputs: [da, db],
+                })
+            }
+            (Kind::F16, Layout::Typed(cfg)) => {
+                let cl = self.cl;
+                let to_f16 = |v: &[f64]| -> Vec<u16> {
+                    v.iter()
+                        .map(|&x| half::f16::from_f64(x).to_bits())
+                        .collect()
+                };
+                let prog = cl.build_source(&source(cfg, "f16"))?;
+                let (da, db) = (cl.upload("A", &to_f16(a))?, cl.upload("B", &to_f16(b))?);
+                let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
+                cl.poison(&mut dc, 0x7fc0_0000)?;
+                let product = ClProduct::new(cl, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], 2)?;
+                Ok(Prepared::F16 {
+                    product,
+                    c: dc,
+                    _inputs: [da, db],
+                })
+            }
+            _ => bail!("no OpenCL kernel of this layout for {kind:?}"),
+        }
+    }
+
+    async fn dispatch(&self, p: &Prepared<'a>, iters: u32) -> Result<f64> {
+        match p {
+            Prepared::Df64 { kernel, global, .. } => self.cl.time(iters, &mut || {
+                Ok(self.cl.dispatch(kernel, global, Some(&[CL_WG, 1]))?.into())
+            }),
+            Prepared::F64 { product, .. } | Prepared::F16 { product, .. } => {
+                self.cl.time(iters, &mut || product.enqueue())
+            }
+        }
+    }
+
+    async fn read(&self, p: &Prepared<'a>) -> Result<Vec<f64>> {
+        let cl = self.cl;
+        Ok(match p {
+            Prepared::Df64 { c: [hi, lo], .. } => {
+                let n = hi.len;
+                let (hi, lo) = (cl.read(hi, n)?, cl.read(lo, n)?);
+                hi.iter().zip(&lo).map(|(h, l)| from_df(*h, *l)).collect()
+            }
+            Prepared::F64 { c, .. } => cl.read(c, c.len)?,
+            Prepared::F16 { c, .. } => cl.read(c, c.len)?.into_iter().map(f64::from).collect(),
+        })
+    }
+}
+
+/// The df64 kernel over A and B split into (hi, lo) planes, C's planes poisoned.
+fn df64_prepared<'g>(
+    cl: &'g ClGpu,
+    (tm, use_fma): (u32, bool),
+    p: Dims,
+    a: &[f64],
+    b: &[f64],
+) -> Result<Prepared<'g>> {
+    let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
+    let ((ah, al), (bh, bl)) = (split(a), split(b));
+    let prog = cl.build_source(&df64_source(tm, use_fma))?;
+    let inputs = [
+        cl.upload("A hi", &ah)?,
+        cl.upload("A lo", &al)?,
+        cl.upload("B hi", &bh)?,
+        cl.upload("B lo", &bl)?,
+    ];
+    let mut ch = cl.buffer::<f32>("C hi", p.m * p.n)?;
+    let mut clo = cl.buffer::<f32>("C lo", p.m * p.n)?;
+    cl.poison(&mut ch, 0x7fc0_0000)?;
+    cl.poison(&mut clo, 0x7fc0_0000)?;
+    let mut args: Vec<Arg<'_>> = vec![
         Arg::U32(p.m as u32),
         Arg::U32(p.n as u32),
         Arg::U32(p.k as u32),
     ];
-    let (timing, c, exact) = match (kind, layout) {
-        (Kind::Df64, Layout::Df64 { tm, use_fma }) => {
-            let split = |v: &[f64]| -> (Vec<f32>, Vec<f32>) { v.iter().map(|&x| to_df(x)).unzip() };
-            let ((ah, al), (bh, bl)) = (split(&a), split(&b));
-            let join = |h: &[f32], l: &[f32]| -> Vec<f64> {
-                h.iter().zip(l).map(|(h, l)| from_df(*h, *l)).collect()
-            };
-            let exact = (join(&ah, &al), join(&bh, &bl));
-            let prog = cl.build_source(&df64_source(tm, use_fma))?;
-            let bufs = [
-                cl.upload("A hi", &ah)?,
-                cl.upload("A lo", &al)?,
-                cl.upload("B hi", &bh)?,
-                cl.upload("B lo", &bl)?,
-            ];
-            let mut ch = cl.buffer::<f32>("C hi", p.m * p.n)?;
-            let mut clo = cl.buffer::<f32>("C lo", p.m * p.n)?;
-            cl.poison(&mut ch, 0x7fc0_0000)?;
-            cl.poison(&mut clo, 0x7fc0_0000)?;
-            let mut args: Vec<Arg<'_>> = dims.into();
-            args.extend(bufs.iter().map(|b| b.arg()));
-            args.extend([ch.arg(), clo.arg()]);
-            let k = cl.kernel(&prog, "matmul_df64", &args)?;
-            let global = [p.n, p.m / tm as usize];
-            let timing = ctx.time(plan, &mut || cl.dispatch(&k, &global, Some(&[CL_WG, 1])))?;
-            let (hi, lo) = (cl.read(&ch, p.m * p.n)?, cl.read(&clo, p.m * p.n)?);
-            (timing, join(&hi, &lo), exact)
-        }
-        (Kind::F64, Layout::Typed(cfg)) => {
-            let prog = cl.build_source(&source(cfg, "f64"))?;
-            let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
-            let mut dc = cl.buffer::<f64>("C", p.m * p.n)?;
-            cl.poison(&mut dc, 0x7ff8_0000)?;
-            let bufs = [da.arg(), db.arg(), dc.arg()];
-            let timing = time_kernel(ctx, cfg, p, &prog, bufs, 8, plan)?;
-            let c = cl.read(&dc, p.m * p.n)?;
-            (timing, c, (a, b))
-        }
-        (Kind::F16, Layout::Typed(cfg)) => {
-            let ah: Vec<u16> = a
-                .iter()
-                .map(|&x| half::f16::from_f64(x).to_bits())
-                .collect();
-            let bh: Vec<u16> = b
-                .iter()
-                .map(|&x| half::f16::from_f64(x).to_bits())
-                .collect();
-            let back = |v: &[u16]| -> Vec<f64> {
-                v.iter()
-                    .map(|&x| half::f16::from_bits(x).to_f64())
-                    .collect()
-            };
-            let exact = (back(&ah), back(&bh));
-            let prog = cl.build_source(&source(cfg, "f16"))?;
-            let (da, db) = (cl.upload("A", &ah)?, cl.upload("B", &bh)?);
-            let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
-            cl.poison(&mut dc, 0x7fc0_0000)?;
-            let bufs = [da.arg(), db.arg(), dc.arg()];
-            let timing = time_kernel(ctx, cfg, p, &prog, bufs, 2, plan)?;
-            let c: Vec<f64> = cl
-                .read(&dc, p.m * p.n)?
-                .into_iter()
-                .map(f64::from)
-                .collect();
-            (timing, c, exact)
-        }
-        _ => bail!("no OpenCL kernel of this layout for {kind:?}"),
-    };
-    let (rel_error, rows_checked) = check_product(d, p, &c, &exact);
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.figure(|t| flops / t * 1e-9);
-    Ok(PrecisionRun {
-        timing,
-        gflops,
-        rel_error,
-        rows_checked,
+    args.extend(inputs.iter().map(|b| b.arg()));
+    args.extend([ch.arg(), clo.arg()]);
+    let kernel = cl.kernel(&prog, "matmul_df64", &args)?;
+    Ok(Prepared::Df64 {
+        kernel,
+        global: [p.n, p.m / tm as usize],
+        c: [ch, clo],
+        _inputs: inputs,
     })
 }
 
-fn measure_size_cl(
-    ctx: &ClCtx<'_>,
-    kind: Kind,
-    layouts: &[Layout],
-    d: Dims,
-    self_test: Option<&SelfTest>,
-) -> ProbeResult {
-    let mut res = result_for(kind, d);
-    if let Some(st) = self_test {
-        res = res.param("self_test", st);
-    }
-    let tol = tolerance(kind);
-    let tune = measure::Plan::trial(16);
-    let mut best: Option<(f64, Layout)> = None;
-    for &l in layouts {
-        if best.is_some() && ctx.shrink() {
-            break;
-        }
-        match run_matmul_cl(ctx, kind, l, d, Inputs::Random, &tune) {
-            Ok(r) => {
-                let valid = r.rel_error <= tol;
-                res.autotune.push(serde_json::json!({
-                    "config": l.label(kind), "gflops_median": r.gflops.median,
-                    "error": r.rel_error, "valid": valid,
-                }));
-                if valid && best.is_none_or(|(g, _)| r.gflops.median > g) {
-                    best = Some((r.gflops.median, l));
-                }
-            }
-            Err(e) => res.autotune.push(
-                serde_json::json!({"config": l.label(kind), "valid": false, "note": format!("{e:#}")}),
-            ),
-        }
-    }
-    let Some((_, l)) = best else {
-        return res.no_valid_configuration();
-    };
-    let main = run_matmul_cl(ctx, kind, l, d, Inputs::Random, &ctx.plan());
-    let adv_inputs = if kind == Kind::F16 {
-        Inputs::Random
-    } else {
-        Inputs::Adversarial
-    };
-    let adv = run_matmul_cl(ctx, kind, l, d, adv_inputs, &tune);
-    match (main, adv) {
-        (Ok(m), Ok(a)) => {
-            res.kernel = Some(serde_json::json!({"label": l.label(kind)}));
-            judge(res, tol, m, a)
-        }
-        (Err(e), _) | (_, Err(e)) => res.with_status(Status::Failed, format!("{e:#}")),
-    }
-}
-
 pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let sizes: Vec<Dims> = ctx
-        .sizes
-        .clone()
-        .unwrap_or_else(|| default_sizes(ctx.quick));
-    ctx.say("df64 self-test");
-    let st = self_test_cl(ctx.cl);
-    for &d in &sizes {
-        if ctx.halted() {
-            emit(result_for(Kind::Df64, d).with_status(Status::Skipped, ctx.halt_reason()));
-            continue;
-        }
-        ctx.say(&format!("matmul df64 {}x{}x{}", d.m, d.n, d.k));
-        match usable(&st, d) {
-            Err(failed) => emit(*failed),
-            Ok(s) => {
-                let layouts: Vec<Layout> = CL_TM
-                    .iter()
-                    .map(|&tm| Layout::Df64 {
-                        tm,
-                        use_fma: s.fma_fused,
-                    })
-                    .collect();
-                emit(measure_size_cl(ctx, Kind::Df64, &layouts, d, Some(s)))
-            }
-        }
-    }
-    let info = &ctx.cl.info;
-    for (kind, has, ext, elem) in [
-        (Kind::F64, info.features.shader_f64, "cl_khr_fp64", 8),
-        (Kind::F16, info.features.shader_f16, "cl_khr_fp16", 2),
-    ] {
-        let layouts: Vec<Layout> = candidates(ctx.cl, elem)
-            .into_iter()
-            .take(3)
-            .map(Layout::Typed)
-            .collect();
-        for &d in &sizes {
-            if !has {
-                emit(result_for(kind, d).with_status(
-                    Status::Unsupported,
-                    format!("the device does not offer {ext}"),
-                ));
-                continue;
-            }
-            if ctx.halted() {
-                emit(result_for(kind, d).with_status(Status::Skipped, ctx.halt_reason()));
-                continue;
-            }
-            ctx.say(&format!("matmul {kind:?} {}x{}x{}", d.m, d.n, d.k));
-            emit(measure_size_cl(ctx, kind, &layouts, d, None));
-        }
-    }
+    super::method::run_on(ctx, ctx, emit).await
 }

@@ -204,7 +204,7 @@ pub(super) fn significant_bits(x: f32) -> u32 {
 
 /// The self-test's operands, one vec4 per test: random lanes for the product and split
 /// checks, random double-floats of varied magnitude for add and multiply.
-pub(super) struct SelfTestInputs {
+pub struct SelfTestInputs {
     pub(super) xa: [f32; 4],
     pub(super) xb: [f32; 4],
     pub(super) split_in: [f32; 4],

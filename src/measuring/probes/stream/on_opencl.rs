@@ -1,8 +1,11 @@
-//! The STREAM probe on the OpenCL executor.
+//! The STREAM probe's kernels on OpenCL: OpenCL C over floatVEC elements, one per
+//! work-item (dot: a run of them, or elements a grid apart).
 
-use super::*;
+use super::{Kernel, SCALAR, StreamExecutor, array_bytes_for, run_on};
 use crate::measuring::gpu::opencl::{Arg, ClBuffer};
-use crate::measuring::probes::{ClCtx, Halts};
+use crate::measuring::probes::ClCtx;
+use crate::results::ProbeResult;
+use anyhow::Result;
 
 const STREAM_CL: &str = include_str!("../../../../shaders/opencl/stream.cl");
 /// (floats per element, work-group size) tried per kernel.
@@ -12,7 +15,7 @@ const CL_CONFIGS: [(u32, usize); 5] = [(4, 256), (16, 256), (8, 256), (16, 64), 
 /// layout: `per` 0 sums elements a grid apart (`dot_per` of them), else `per` consecutive
 /// ones (`dot_blocked`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Cfg {
+pub struct Cfg {
     vec: u32,
     wg: usize,
     per: usize,
@@ -71,27 +74,6 @@ pub(super) fn cl_sources() -> Vec<crate::measuring::gpu::opencl::ClSource> {
     vecs.into_iter().map(source).collect()
 }
 
-struct ClArrays {
-    host: [Vec<f32>; 3],
-    dev: [ClBuffer<f32>; 3],
-}
-
-fn arrays(ctx: &ClCtx<'_>, floats: usize) -> Result<ClArrays> {
-    let mut rng = Rng::fresh();
-    let host = [
-        rng.fill_f32(floats),
-        rng.fill_f32(floats),
-        rng.fill_f32(floats),
-    ];
-    let cl = ctx.cl;
-    let dev = [
-        cl.upload("a", &host[0])?,
-        cl.upload("b", &host[1])?,
-        cl.upload("c", &host[2])?,
-    ];
-    Ok(ClArrays { host, dev })
-}
-
 /// Elements each dot work-item sums: the largest power of two that leaves at least 32
 /// work-groups a compute unit (a GPU's to fill, a CPU's to balance), dividing the groups.
 /// One element a work-item made the work-group reduction (log2 of its size barriers) the
@@ -105,169 +87,145 @@ fn dot_per(groups: usize, compute_units: u32) -> usize {
     per
 }
 
-fn run_kernel(
-    ctx: &ClCtx<'_>,
-    k: Kernel,
-    arr: &mut ClArrays,
+/// One kernel built for one configuration: its work-items and work-group size, and dot's
+/// partial sums (one a work-group).
+pub struct Prepared {
+    kernel: opencl3::kernel::Kernel,
+    items: usize,
+    wg: usize,
+    partial: ClBuffer<f32>,
+    groups: usize,
     cfg: Cfg,
-    plan: &measure::Plan,
-) -> Result<(TimingInfo, (f64, String))> {
-    let cl = ctx.cl;
-    let (vec, wg) = (cfg.vec, cfg.wg);
-    let floats = arr.host[0].len();
-    let items = floats / vec as usize;
-    if !items.is_multiple_of(wg)
-        || wg > cl.info.limits.max_compute_invocations_per_workgroup as usize
-    {
-        anyhow::bail!("{items} elements do not split into work-groups of {wg}");
-    }
-    let prog = cl.build_source(&source(vec))?;
-    let [a, b, c] = &arr.dev;
-    let per = match (k, cfg.per) {
-        (Kernel::Dot, 0) => dot_per(
-            items / wg,
-            cl.info.opencl.as_ref().map_or(1, |o| o.compute_units),
-        ),
-        (Kernel::Dot, p) if (items / wg).is_multiple_of(p) => p,
-        (Kernel::Dot, p) => anyhow::bail!("{items} elements do not split into runs of {p}"),
-        _ => 1,
-    };
-    let items = items / per;
-    let groups = items / wg;
-    let mut partial = cl.buffer::<f32>("dot partials", groups.max(1))?;
-    let args: Vec<Arg<'_>> = match k {
-        Kernel::Copy => vec![a.arg(), c.arg()],
-        Kernel::Scale => vec![b.arg(), c.arg(), Arg::F32(SCALAR)],
-        Kernel::Add => vec![a.arg(), b.arg(), c.arg()],
-        Kernel::Triad => vec![a.arg(), b.arg(), c.arg(), Arg::F32(SCALAR)],
-        Kernel::Dot => vec![
-            a.arg(),
-            b.arg(),
-            partial.arg(),
-            Arg::Local(wg * 4),
-            Arg::U32(per as u32),
-        ],
-    };
-    // `dot` is an OpenCL C built-in: the kernel has its own name.
-    let name = match (k, cfg.per) {
-        (Kernel::Dot, 0) => "dot_partial",
-        (Kernel::Dot, _) => "dot_blocked",
-        _ => k.name(),
-    };
-    let kernel = cl.kernel(&prog, name, &args)?;
-    let timing = ctx.time(plan, &mut || cl.dispatch(&kernel, &[items], Some(&[wg])))?;
-    // Validation on the arrays as the timed runs left them: each kernel is idempotent
-    // (its output is a function of inputs it does not write).
-    let check = if k == Kernel::Dot {
-        let sums = cl.read(&partial, groups)?;
-        let sum: f64 = sums.iter().map(|&x| f64::from(x)).sum();
-        dot_error(sum, &arr.host[0], &arr.host[1])
-    } else {
-        let (which, want) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
-        let got = cl.read(&arr.dev[which], floats)?;
-        let e = max_rel_error(&got, &want);
-        // Poison the output for the next kernel's run: an unwritten element is caught.
-        cl.write(&mut arr.dev[which], &arr.host[which])?;
-        (
-            e,
-            "largest element-wise relative error over the whole array".to_string(),
-        )
-    };
-    cl.poison(&mut partial, 0x7fc0_0000)?;
-    Ok((timing, check))
 }
 
-fn tune_and_measure(
-    ctx: &ClCtx<'_>,
-    k: Kernel,
-    floats: usize,
-    bytes: u64,
-    why: &str,
-) -> Result<ProbeResult> {
-    let tune = measure::Plan::trial(64);
-    let mut trials = Vec::new();
-    let mut best: Option<(f64, Cfg)> = None;
-    let mut arr = arrays(ctx, floats)?;
-    for cfg in configs(k) {
-        if best.is_some() && ctx.shrink() {
-            break;
-        }
-        let poisoned_out = |arr: &mut ClArrays| {
-            // Outputs start poisoned so an unwritten element fails the check.
-            let (which, _) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
-            if k != Kernel::Dot {
-                ctx.cl.poison(&mut arr.dev[which], 0x7fc0_0000)
-            } else {
-                Ok(())
-            }
-        };
-        let r = poisoned_out(&mut arr).and_then(|_| run_kernel(ctx, k, &mut arr, cfg, &tune));
-        let (gbps, valid, note) = match &r {
-            Ok((t, (e, _))) => {
-                let f = finish(
-                    ProbeResult::of(k.figure()),
-                    k,
-                    t.clone(),
-                    (*e, String::new()),
-                    bytes,
-                );
-                (f.value.map(|v| v.median), f.status == Status::Ok, f.reason)
-            }
-            Err(e) => (None, false, Some(format!("{e:#}"))),
-        };
-        if let (Some(g), true) = (gbps, valid)
-            && best.is_none_or(|(b, _)| g > b)
+impl StreamExecutor for ClCtx<'_> {
+    type Config = Cfg;
+    type Arrays = [ClBuffer<f32>; 3];
+    type Prepared = Prepared;
+
+    fn array_bytes(&self) -> (u64, String) {
+        array_bytes_for(
+            &self.cl.info,
+            self.cl.max_alloc(self.host.ram_bytes / 3),
+            self.quick,
+        )
+    }
+
+    fn candidates(&self, k: Kernel, _chosen: Option<Cfg>) -> Vec<Cfg> {
+        configs(k)
+    }
+
+    fn label(&self, k: Kernel, cfg: Cfg) -> String {
+        cfg.label(k)
+    }
+
+    fn upload(&self, host: &[Vec<f32>; 3]) -> Result<[ClBuffer<f32>; 3]> {
+        Ok([
+            self.cl.upload("a", &host[0])?,
+            self.cl.upload("b", &host[1])?,
+            self.cl.upload("c", &host[2])?,
+        ])
+    }
+
+    fn poison(&self, arrays: &mut [ClBuffer<f32>; 3], which: usize) -> Result<()> {
+        self.cl.poison(&mut arrays[which], 0x7fc0_0000)
+    }
+
+    fn prepare(
+        &self,
+        k: Kernel,
+        arrays: &[ClBuffer<f32>; 3],
+        cfg: Cfg,
+        floats: usize,
+    ) -> Result<Prepared> {
+        let cl = self.cl;
+        let (vec, wg) = (cfg.vec, cfg.wg);
+        let items = floats / vec as usize;
+        if !items.is_multiple_of(wg)
+            || wg > cl.info.limits.max_compute_invocations_per_workgroup as usize
         {
-            best = Some((g, cfg));
+            anyhow::bail!("{items} elements do not split into work-groups of {wg}");
         }
-        trials.push(serde_json::json!({
-            "config": cfg.label(k),
-            "gbps_median": gbps, "valid": valid, "note": note,
+        let prog = cl.build_source(&source(vec))?;
+        let [a, b, c] = arrays;
+        let per = match (k, cfg.per) {
+            (Kernel::Dot, 0) => dot_per(
+                items / wg,
+                cl.info.opencl.as_ref().map_or(1, |o| o.compute_units),
+            ),
+            (Kernel::Dot, p) if (items / wg).is_multiple_of(p) => p,
+            (Kernel::Dot, p) => anyhow::bail!("{items} elements do not split into runs of {p}"),
+            _ => 1,
+        };
+        let items = items / per;
+        let groups = items / wg;
+        let mut partial = cl.buffer::<f32>("dot partials", groups.max(1))?;
+        cl.poison(&mut partial, 0x7fc0_0000)?;
+        let args: Vec<Arg<'_>> = match k {
+            Kernel::Copy => vec![a.arg(), c.arg()],
+            Kernel::Scale => vec![b.arg(), c.arg(), Arg::F32(SCALAR)],
+            Kernel::Add => vec![a.arg(), b.arg(), c.arg()],
+            Kernel::Triad => vec![a.arg(), b.arg(), c.arg(), Arg::F32(SCALAR)],
+            Kernel::Dot => vec![
+                a.arg(),
+                b.arg(),
+                partial.arg(),
+                Arg::Local(wg * 4),
+                Arg::U32(per as u32),
+            ],
+        };
+        // `dot` is an OpenCL C built-in: the kernel has its own name.
+        let name = match (k, cfg.per) {
+            (Kernel::Dot, 0) => "dot_partial",
+            (Kernel::Dot, _) => "dot_blocked",
+            _ => k.name(),
+        };
+        let kernel = cl.kernel(&prog, name, &args)?;
+        Ok(Prepared {
+            kernel,
+            items,
+            wg,
+            partial,
+            groups,
+            cfg,
+        })
+    }
+
+    async fn dispatch(&self, p: &Prepared, iters: u32) -> Result<f64> {
+        self.cl.time(iters, &mut || {
+            Ok(self
+                .cl
+                .dispatch(&p.kernel, &[p.items], Some(&[p.wg]))?
+                .into())
+        })
+    }
+
+    async fn read(
+        &self,
+        arrays: &[ClBuffer<f32>; 3],
+        which: usize,
+        floats: usize,
+    ) -> Result<Vec<f32>> {
+        self.cl.read(&arrays[which], floats)
+    }
+
+    async fn dot_sum(&self, p: &Prepared) -> Result<f64> {
+        let sums = self.cl.read(&p.partial, p.groups)?;
+        Ok(sums.iter().map(|&x| f64::from(x)).sum())
+    }
+
+    fn describe(&self, mut res: ProbeResult, k: Kernel, p: &Prepared) -> ProbeResult {
+        let cfg = p.cfg;
+        res.kernel = Some(serde_json::json!({
+            "label": format!("opencl {}", cfg.label(k)),
+            "vec": cfg.vec, "work_group": cfg.wg, "per_work_item": cfg.per,
         }));
+        res
     }
-    let mut res = ProbeResult::of(k.figure())
-        .param("array_bytes", bytes)
-        .param("array_size_reason", why);
-    res.autotune = trials;
-    let Some((_, cfg)) = best else {
-        return Ok(res.no_valid_configuration());
-    };
-    ctx.say(&format!(
-        "stream {} ({} MiB arrays): measuring",
-        k.name(),
-        bytes >> 20
-    ));
-    let mut arr = arrays(ctx, floats)?;
-    let (which, _) = expected(k, &arr.host[0], &arr.host[1], &arr.host[2]);
-    if k != Kernel::Dot {
-        ctx.cl.poison(&mut arr.dev[which], 0x7fc0_0000)?;
-    }
-    let (timing, check) = run_kernel(ctx, k, &mut arr, cfg, &ctx.plan())?;
-    res.kernel = Some(serde_json::json!({
-        "label": format!("opencl {}", cfg.label(k)),
-        "vec": cfg.vec, "work_group": cfg.wg, "per_work_item": cfg.per,
-    }));
-    Ok(finish(res, k, timing, check, bytes))
 }
 
 pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let (bytes, why) = match ctx.array_bytes {
-        Some(b) => (b, "given with --array-mib".to_string()),
-        None => array_bytes_for(
-            &ctx.cl.info,
-            ctx.cl.max_alloc(ctx.host.ram_bytes / 3),
-            ctx.quick,
-        ),
-    };
-    let bytes = (bytes / (MAX_BLOCK * 16) * (MAX_BLOCK * 16)).max(MAX_BLOCK * 16);
-    let floats = (bytes / 4) as usize;
-    for k in Kernel::ALL {
-        let what = format!("stream {} ({} MiB arrays): tuning", k.name(), bytes >> 20);
-        super::super::step(ctx, emit, k.figure(), &what, async {
-            tune_and_measure(ctx, k, floats, bytes, &why)
-        })
-        .await;
-    }
+    run_on(ctx, emit).await
 }
 
 #[cfg(test)]

@@ -1,0 +1,139 @@
+//! What a probe asks of whatever runs its kernels. A probe's method (tuning, measuring,
+//! validation, figures) is written once over a probe-specific executor trait (e.g.
+//! `stream::StreamExecutor`) that extends `Executor`; wgpu (`Ctx`), OpenCL (`ClCtx`) and the
+//! unit tests' mocks implement it. An executor compiles its kernels, holds its buffers,
+//! dispatches and times one batch, reads back; it never chooses a plan, summarises times or
+//! checks a result.
+
+use super::measure::{self, Plan, TimingInfo};
+use super::{Ctx, Halts, RunCtx};
+use crate::model::TimingMethod;
+use anyhow::Result;
+
+/// What every executor provides, whatever the probe.
+#[allow(async_fn_in_trait)]
+pub trait Executor: Halts {
+    /// The run's plan, budget, sizes and progress line.
+    fn run_ctx(&self) -> &RunCtx<'_>;
+    /// How `dispatch` times a batch (GPU timestamps, profiling events or the wall clock).
+    fn method(&self) -> TimingMethod;
+    /// After a failed tuning trial: lets a build error the device reports late surface
+    /// there, with that trial (the web's wgpu), rather than in the next one.
+    async fn settle(&self) {}
+    /// Whether tuning goes on to the next candidate, given whether a valid one was found
+    /// (OpenCL stops at the first valid one once a quick run is behind its budget; wgpu
+    /// narrows its candidates before tuning instead).
+    fn keep_tuning(&self, _found: bool) -> bool {
+        true
+    }
+}
+
+/// Runs `plan` (warm-up, batch sizing, samples) over `batch(iters)`, the seconds one batch of
+/// `iters` dispatches took on `exec`.
+pub async fn time<E: Executor + ?Sized>(
+    exec: &E,
+    plan: &Plan,
+    mut batch: impl AsyncFnMut(u32) -> Result<f64>,
+) -> Result<TimingInfo> {
+    measure::measure(plan, &|| exec.method(), async |iters| batch(iters).await).await
+}
+
+impl Executor for Ctx<'_> {
+    fn run_ctx(&self) -> &RunCtx<'_> {
+        &self.run
+    }
+    fn method(&self) -> TimingMethod {
+        self.timer.method()
+    }
+    async fn settle(&self) {
+        let _ = self.gpu.settle().await;
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Executor for super::ClCtx<'_> {
+    fn run_ctx(&self) -> &RunCtx<'_> {
+        &self.run
+    }
+    fn method(&self) -> TimingMethod {
+        self.cl.method()
+    }
+    fn keep_tuning(&self, found: bool) -> bool {
+        !(found && self.run.shrink())
+    }
+}
+
+/// A mock executor's clock and context for the probes' unit tests: no device, scripted
+/// batch times.
+#[cfg(test)]
+pub mod mock {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::time::Duration;
+
+    fn quiet(_: &str) {}
+
+    /// A run context with `plan`, a quick run far from its deadline.
+    pub fn run_ctx(plan: Plan) -> RunCtx<'static> {
+        static HOST: std::sync::OnceLock<crate::host::HostInfo> = std::sync::OnceLock::new();
+        RunCtx {
+            plan,
+            quick: false,
+            sizes: None,
+            deadline: crate::clock::Instant::now() + Duration::from_secs(3600),
+            trusted: false,
+            host: HOST.get_or_init(|| crate::host::HostInfo {
+                hostname: "mock".into(),
+                os: String::new(),
+                kernel: String::new(),
+                cpu_model: String::new(),
+                cpu_threads: 1,
+                cpu_cores: None,
+                ram_bytes: 0,
+            }),
+            progress: &quiet,
+            array_bytes: None,
+            reduced: Default::default(),
+        }
+    }
+
+    /// A plan with no timed warm-up: one warm-up run, then `samples` samples, batches of at
+    /// most `max_iters`, each sample at least 1 ms.
+    pub fn plan(samples: usize, max_iters: u32) -> Plan {
+        Plan {
+            warmup: Duration::ZERO,
+            min_warmup_runs: 1,
+            target_sample: Duration::from_millis(1),
+            samples,
+            max_iters,
+            abandon_above_s: None,
+        }
+    }
+
+    /// Scripted batch times: the seconds a batch of `iters` dispatches takes is the next
+    /// per-dispatch time of the script (the last repeats) times `iters`; every batch is
+    /// recorded as its iteration count.
+    #[derive(Default)]
+    pub struct Clock {
+        pub per_iter_s: RefCell<Vec<f64>>,
+        pub next: Cell<usize>,
+        pub batches: RefCell<Vec<u32>>,
+    }
+
+    impl Clock {
+        pub fn new(per_iter_s: &[f64]) -> Clock {
+            Clock {
+                per_iter_s: RefCell::new(per_iter_s.to_vec()),
+                ..Clock::default()
+            }
+        }
+
+        pub fn batch(&self, iters: u32) -> f64 {
+            let script = self.per_iter_s.borrow();
+            let i = self.next.get().min(script.len() - 1);
+            self.next.set(self.next.get() + 1);
+            self.batches.borrow_mut().push(iters);
+            script[i] * f64::from(iters)
+        }
+    }
+}
