@@ -4,7 +4,7 @@
 //! replaces the built-in one; `--offline` uses only these.
 //!
 //! They are rebuilt, byte for byte, by the test `embedded_snapshot_is_the_fixtures_rebuilt`
-//! (tests/feeds.rs; `GPUVALUE_BLESS=1` writes them): `catalog update --source skypilot
+//! (tests/it/feeds/snapshot.rs; `GPUVALUE_BLESS=1` writes them): `catalog update --source skypilot
 //! --mirror` (and `--source ecb`: the exchange rates) over the fixtures, dated by
 //! `SOURCE_DATE_EPOCH` = the day the copies were read.
 

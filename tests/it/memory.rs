@@ -1,9 +1,8 @@
 //! The full `--quick` suite twice in one process: after every probe the device memory the
 //! allocator holds is back at its baseline (what the timer keeps), no run reports memory
 //! left behind, and the process does not grow from the first run to the second (on a
-//! software adapter, device memory is process memory).
-
-mod common;
+//! software adapter, device memory is process memory). The test binary runs it in a child
+//! process of its own (`common::alone`).
 
 use clap::Parser;
 use gpuvalue::cli::args::{Cli, Command};
@@ -24,12 +23,19 @@ fn rss_bytes() -> Option<u64> {
 #[test]
 #[ignore = "long: the quick suite twice (about a minute); .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn quick_suite_twice_in_one_process_releases_gpu_memory() {
-    if common::gpu().is_none() {
+    // The process's own resident memory is measured, and the run registry's directory set
+    // in its environment: in a child of the test binary, by itself.
+    let registry = tempfile::tempdir().unwrap();
+    if !crate::common::alone(
+        "memory::quick_suite_twice_in_one_process_releases_gpu_memory",
+        &[("GPUVALUE_RUN_DIR", registry.path().join("runs").as_os_str())],
+    ) {
+        return;
+    }
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // SAFETY: this test binary has this one test; set before any thread reads it.
-    unsafe { std::env::set_var("GPUVALUE_RUN_DIR", dir.path().join("runs")) };
     let run = |name: &str| {
         let out = dir.path().join(name);
         let cli = Cli::try_parse_from(

@@ -1,15 +1,10 @@
 //! `gpuvalue burn` end to end, through the binary, on both executors (lavapipe and PoCL in
 //! CI): software adapters refused by default, a quiet run passes, every injected fault gives
 //! its verdict and exit status, a real slowdown (the CPU taken by other threads partway)
-//! warns, and the results file and JSON carry the windows. The runs are timed, so the tests
-//! of this file take turns.
+//! warns, and the results file and JSON carry the windows. The runs are timed, so these tests
+//! take turns with each other and the other timed tests (`common::one_at_a_time`).
 
-mod common;
-
-use common::{gpuvalue, in_ci, skipped};
-use std::sync::Mutex;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use crate::common::{gpuvalue, in_ci, skipped};
 
 const EXECUTORS: [&str; 2] = ["vulkan", "opencl"];
 
@@ -55,7 +50,7 @@ fn reasons(r: &serde_json::Value) -> String {
 
 #[test]
 fn a_software_adapter_is_refused_by_default_naming_what_was_found() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::one_at_a_time();
     for backend in EXECUTORS {
         if !have(backend) {
             continue;
@@ -75,7 +70,7 @@ fn a_software_adapter_is_refused_by_default_naming_what_was_found() {
 #[test]
 #[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     for backend in EXECUTORS {
         if !have(backend) {
@@ -142,7 +137,7 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
 #[test]
 #[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn injected_faults_give_their_verdicts_on_both_executors() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::one_at_a_time();
     for backend in EXECUTORS {
         if !have(backend) {
             continue;
@@ -196,7 +191,7 @@ fn injected_faults_give_their_verdicts_on_both_executors() {
 #[test]
 #[ignore = "long: minutes of sustained load; .ci/run runs it by name (cargo test --release -- --ignored)"]
 fn a_real_slowdown_partway_warns_with_the_drop() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::one_at_a_time();
     if !have("vulkan") {
         return;
     }

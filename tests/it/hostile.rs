@@ -65,7 +65,7 @@ fn text(o: &Output) -> String {
 }
 
 fn fixture() -> Value {
-    serde_json::from_str(include_str!("fixtures/results-lavapipe.json")).unwrap()
+    serde_json::from_str(include_str!("../fixtures/results-lavapipe.json")).unwrap()
 }
 
 /// The fixture as if measured on a hardware H100 (so its figures enter the ranking).
@@ -733,7 +733,10 @@ fn class9_duplicates_bom_long_names_and_fragments() {
     let bom = write_text(
         dir.path(),
         "bom.json",
-        &format!("\u{feff}{}", include_str!("fixtures/results-lavapipe.json")),
+        &format!(
+            "\u{feff}{}",
+            include_str!("../fixtures/results-lavapipe.json")
+        ),
     );
     assert!(gv(&["show", &bom]).status.success());
     // One key twice in one --catalog-add file: both named.

@@ -252,7 +252,7 @@ fn schema_1_scenario_files_still_load() {
 /// The lavapipe fixture, relabelled as an H100 (a hardware adapter, by name).
 fn relabelled_lavapipe() -> gpuvalue::results::ResultsFile {
     let mut r =
-        gpuvalue::results::ResultsFile::parse(include_str!("fixtures/results-lavapipe.json"))
+        gpuvalue::results::ResultsFile::parse(include_str!("../fixtures/results-lavapipe.json"))
             .unwrap();
     r.adapter.name = "NVIDIA H100 80GB HBM3".into();
     r.adapter.software = false;

@@ -2,8 +2,6 @@
 //! cases), the self-test's power to detect broken variants, and the accuracy of the df64
 //! and f64 matmuls, all on the default adapter (lavapipe in CI).
 
-mod common;
-
 use gpuvalue::measuring::gpu::Timer;
 use gpuvalue::measuring::probes::double::{
     self as precision, Broken, Inputs, Kind, Variant, from_df, to_df,
@@ -17,7 +15,7 @@ use std::time::Duration;
 /// One device for every case of the property tests (opening one per case would dominate).
 fn shared_gpu() -> Option<&'static gpuvalue::measuring::gpu::Gpu> {
     static GPU: OnceLock<Option<gpuvalue::measuring::gpu::Gpu>> = OnceLock::new();
-    GPU.get_or_init(common::gpu).as_ref()
+    GPU.get_or_init(crate::common::gpu).as_ref()
 }
 
 const U2: f64 = 1.0 / (1u64 << 48) as f64; // u^2 with u = 2^-24
@@ -297,7 +295,7 @@ fn df64_subgroup_matmul_is_accurate_at_subgroup_size_16() {
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "df64_subgroup_matmul_reaches_double_float_accuracy",
+            "precision::df64_subgroup_matmul_reaches_double_float_accuracy",
             "--exact",
             "--nocapture",
         ])

@@ -1,9 +1,7 @@
 //! Commitment prices: sourced reserved and committed-use rows rank, each price with its own
 //! date where it has one, and a stale commitment price is flagged on its own date.
 
-mod common;
-
-use common::gpuvalue;
+use crate::common::gpuvalue;
 
 #[test]
 fn reserved_prices_rank_aws_and_gcp_rows_dated_by_their_own_snapshot() {

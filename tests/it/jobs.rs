@@ -2,9 +2,7 @@
 //! hold the model, what LoRA saves), every assumption printed, and the job as a scenario
 //! file that ranks the same.
 
-mod common;
-
-use common::gpuvalue;
+use crate::common::gpuvalue;
 use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {

@@ -3,9 +3,7 @@
 //! same probe agreeing with lavapipe on the same inputs. Outside CI a machine without an
 //! OpenCL device says it skipped; with CI=true that is a failure.
 
-mod common;
-
-use common::{gpuvalue, in_ci, opencl, run_probe_opencl};
+use crate::common::{gpuvalue, in_ci, opencl, run_probe_opencl};
 use gpuvalue::figure::FigureKey;
 use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::{ResultsFile, Status};
@@ -158,7 +156,9 @@ fn opencl_bench_file_is_read_by_show_rank_compare_and_report() {
 #[test]
 fn int8_products_agree_between_opencl_and_wgpu_on_the_same_inputs() {
     let Some(cl) = opencl() else { return };
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     for (d, seed) in [
         (dims(64), 1u64),
         (
@@ -220,7 +220,7 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
     };
     let ctx = gpuvalue::measuring::probes::ClCtx {
         cl: &cl,
-        run: common::tiny_run(&host, Some(vec![d, dims(128)])),
+        run: crate::common::tiny_run(&host, Some(vec![d, dims(128)])),
     };
     let mut out = Vec::new();
     pollster::block_on(gpuvalue::measuring::probes::mfma::run_emulated(
@@ -280,7 +280,7 @@ fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
     for backend in ["opencl", "vulkan"] {
         let present = match backend {
             "opencl" => opencl().is_some(),
-            _ => common::gpu().is_some(),
+            _ => crate::common::gpu().is_some(),
         };
         if !present {
             continue;

@@ -3,8 +3,6 @@
 //! still works, and the results file keeps everything measured; Ctrl-C keeps what finished;
 //! two runs never write one file and each notes the other.
 
-mod common;
-
 use gpuvalue::results::{ResultsFile, Status};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -46,14 +44,13 @@ struct FaultRun {
     took: Duration,
 }
 
-/// Fault runs one at a time: the hang faults calibrate a spin kernel against the watchdog,
-/// and two software-adapter runs sharing two cores would throw the calibration off.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// `bench --quick --probes PROBES --array-mib 8 --inject-fault FAULT` plus `extra`.
 fn with_fault(fault: &str, probes: &str, extra: &[&str]) -> Option<FaultRun> {
-    common::gpu()?;
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    crate::common::gpu()?;
+    // Fault runs take turns (with the other timed runs): the hang faults calibrate a spin
+    // kernel against the watchdog, and two software-adapter runs sharing two cores would
+    // throw the calibration off.
+    let _serial = crate::common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.json");
     let t0 = Instant::now();
@@ -344,7 +341,7 @@ fn wait_with_limit(child: &mut Child, limit: Duration) -> std::process::ExitStat
 
 #[test]
 fn ctrl_c_keeps_the_finished_probes_marked_incomplete() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -416,7 +413,7 @@ fn ctrl_c_keeps_the_finished_probes_marked_incomplete() {
 
 #[test]
 fn concurrent_runs_never_share_a_file_and_each_notes_the_other() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -478,7 +475,7 @@ fn concurrent_runs_never_share_a_file_and_each_notes_the_other() {
 
 #[test]
 fn runs_started_together_get_distinct_default_files() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -510,7 +507,7 @@ fn runs_started_together_get_distinct_default_files() {
 
 #[test]
 fn an_unusable_run_registry_warns_but_does_not_stop_the_bench() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 
 fn fixture() -> serde_json::Value {
-    serde_json::from_str(include_str!("fixtures/results-lavapipe.json")).unwrap()
+    serde_json::from_str(include_str!("../fixtures/results-lavapipe.json")).unwrap()
 }
 
 /// Sets a probe's median and its spread (min/max at median * (1 -/+ half)).

@@ -6,9 +6,7 @@
 //!
 //! Tens of seconds (working sets to 1 GiB): `#[ignore]`d, run by name in CI (`.ci/run`).
 
-mod common;
-
-use common::{gpu, opencl};
+use crate::common::{gpu, opencl};
 use gpuvalue::figure::FigureKey;
 use gpuvalue::measuring::cache_levels::{Cache, steps};
 use gpuvalue::measuring::gpu::Timer;
@@ -82,11 +80,13 @@ fn check(what: &str, results: &[ProbeResult], strict: bool, l3_reachable: bool) 
 #[test]
 #[ignore = "tens of seconds: working sets to four times the L3; run by name in CI"]
 fn this_machines_l2_and_l3_are_found_within_2x_on_pocl_and_memory_on_lavapipe() {
+    // Latency and bandwidth curves: other tests' load would blur the steps.
+    let _turn = crate::common::one_at_a_time();
     let host = gpuvalue::host::HostInfo::detect();
     let probe = probes::find("hierarchy").unwrap();
     if let Some(g) = gpu() {
         let timer = Timer::new(&g, true);
-        let mut run = common::tiny_run(&host, None);
+        let mut run = crate::common::tiny_run(&host, None);
         // A full run's working sets (a quick one stops at 256 MiB on a CPU), a long budget.
         run.array_bytes = None;
         run.quick = false;
@@ -97,7 +97,7 @@ fn this_machines_l2_and_l3_are_found_within_2x_on_pocl_and_memory_on_lavapipe() 
         check(&g.info.name, &out, false, false);
     }
     if let Some(cl) = opencl() {
-        let mut run = common::tiny_run(&host, None);
+        let mut run = crate::common::tiny_run(&host, None);
         // A full run's working sets (a quick one stops at 256 MiB on a CPU), a long budget.
         run.array_bytes = None;
         run.quick = false;

@@ -10,29 +10,31 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 const SEEDS_JSON: &[&str] = &[
-    include_str!("../fuzz/corpus/catalog_json/small.json"),
-    include_str!("../fuzz/corpus/catalog_json/embedded.json"),
+    include_str!("../../fuzz/corpus/catalog_json/small.json"),
+    include_str!("../../fuzz/corpus/catalog_json/embedded.json"),
 ];
 const SEEDS_CSV: &[&str] = &[
-    include_str!("../fuzz/corpus/catalog_csv/skypilot-aws.csv"),
-    include_str!("../fuzz/corpus/catalog_csv/skypilot-gcp.csv"),
+    include_str!("../../fuzz/corpus/catalog_csv/skypilot-aws.csv"),
+    include_str!("../../fuzz/corpus/catalog_csv/skypilot-gcp.csv"),
 ];
-const SEEDS_AWS: &[&str] = &[include_str!("../fuzz/corpus/aws_offer/offer-us-east-1.csv")];
-const SEEDS_AZURE: &[&str] = &[include_str!("../fuzz/corpus/azure_page/page1.json")];
+const SEEDS_AWS: &[&str] = &[include_str!(
+    "../../fuzz/corpus/aws_offer/offer-us-east-1.csv"
+)];
+const SEEDS_AZURE: &[&str] = &[include_str!("../../fuzz/corpus/azure_page/page1.json")];
 const SEEDS_MANIFEST: &[&str] = &[include_str!(
-    "../fuzz/corpus/snapshot_manifest/skypilot.json"
+    "../../fuzz/corpus/snapshot_manifest/skypilot.json"
 )];
 const SEEDS_ANSWERS: &[&str] = &[
-    include_str!("../fuzz/corpus/feed_answers/lambda.json"),
-    include_str!("../fuzz/corpus/feed_answers/vast.json"),
-    include_str!("../fuzz/corpus/feed_answers/alibaba.json"),
-    include_str!("../fuzz/corpus/feed_answers/tencent.json"),
-    include_str!("../fuzz/corpus/feed_answers/gpuhunt-oci.csv"),
+    include_str!("../../fuzz/corpus/feed_answers/lambda.json"),
+    include_str!("../../fuzz/corpus/feed_answers/vast.json"),
+    include_str!("../../fuzz/corpus/feed_answers/alibaba.json"),
+    include_str!("../../fuzz/corpus/feed_answers/tencent.json"),
+    include_str!("../../fuzz/corpus/feed_answers/gpuhunt-oci.csv"),
 ];
-const SEEDS_SCENARIOS: &[&str] = &[include_str!("../fuzz/corpus/scenarios/embedded.json")];
+const SEEDS_SCENARIOS: &[&str] = &[include_str!("../../fuzz/corpus/scenarios/embedded.json")];
 const SEEDS_RESULTS: &[&str] = &[
-    include_str!("../fuzz/corpus/results/small.json"),
-    include_str!("../fuzz/corpus/results/lavapipe.json"),
+    include_str!("../../fuzz/corpus/results/small.json"),
+    include_str!("../../fuzz/corpus/results/lavapipe.json"),
 ];
 
 /// Tokens that stress number handling and structure when spliced in.

@@ -1,11 +1,9 @@
 //! The binary's behaviour on good and bad input: exit codes, messages, files left behind.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::gpuvalue;
+use crate::common::gpuvalue;
 
 /// Standard error with each message joined back into one line (through a pipe a message
 /// is wrapped to 100 columns at spaces, continued on lines indented two columns).
@@ -19,7 +17,7 @@ fn stdout(o: &Output) -> String {
 
 /// True when an adapter exists; under CI=true its absence fails the test.
 fn have_adapter() -> bool {
-    common::gpu().is_some()
+    crate::common::gpu().is_some()
 }
 
 #[test]
@@ -1141,6 +1139,8 @@ fn an_unwritable_default_results_place_does_not_blame_out() {
 #[test]
 #[ignore]
 fn run_keeps_each_report_beside_its_results_file() {
+    // Minutes of load beside the other long tests otherwise.
+    let _turn = crate::common::one_at_a_time();
     if !have_adapter() {
         return;
     }

@@ -7,8 +7,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
-
 /// lavapipe's and SwiftShader's Vulkan ICD manifests, where both are installed.
 fn two_drivers() -> Option<String> {
     let lvp = std::fs::read_dir("/usr/share/vulkan/icd.d")
@@ -30,10 +28,10 @@ fn two_drivers_or_skip() -> Option<String> {
     let icds = two_drivers();
     if icds.is_none() {
         assert!(
-            !common::in_ci(),
+            !crate::common::in_ci(),
             "CI installs lavapipe (mesa-vulkan-drivers) and SwiftShader (chromium)"
         );
-        common::skipped("lavapipe and SwiftShader are not both installed");
+        crate::common::skipped("lavapipe and SwiftShader are not both installed");
     }
     icds
 }
@@ -182,8 +180,8 @@ fn one_opencl_device_runs_alone_and_says_why_there_is_no_together_figure() {
         ],
     );
     if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no GPU") {
-        assert!(!common::in_ci(), "CI installs PoCL");
-        common::skipped("no OpenCL device");
+        assert!(!crate::common::in_ci(), "CI installs PoCL");
+        crate::common::skipped("no OpenCL device");
         return;
     }
     assert!(
@@ -229,7 +227,7 @@ fn software_adapters_are_refused_unless_allowed_and_bad_sizes_are_named() {
     // This machine's adapters are all software ones (lavapipe, PoCL): refused by default.
     let out = transfers(None, &["--quick", "--quiet"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    if common::in_ci() || err.contains("no GPU to measure") {
+    if crate::common::in_ci() || err.contains("no GPU to measure") {
         assert_eq!(out.status.code(), Some(2));
         assert!(err.contains("--allow-software"), "{err}");
         assert!(out.stdout.is_empty(), "nothing half-written on stdout");

@@ -1,8 +1,6 @@
 //! Ranking arithmetic against hand-computed values, on a small constructed catalog; and a
 //! golden Markdown output that must stay stable.
 
-mod common;
-
 use gpuvalue::market::catalog::{Catalog, PricingModel};
 use gpuvalue::results::ResultsFile;
 use gpuvalue::value::rank::{Filters, RankOptions, Source, rank};
@@ -66,7 +64,7 @@ fn close(a: f64, b: f64) -> bool {
 /// The lavapipe fixture renamed to a catalog GPU with a chosen FP32 figure.
 fn results_for(adapter: &str, software: bool, gflops: f64) -> ResultsFile {
     let mut v: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/results-lavapipe.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/results-lavapipe.json")).unwrap();
     v["adapter"]["name"] = adapter.into();
     v["adapter"]["software"] = software.into();
     for p in v["probes"].as_array_mut().unwrap() {
@@ -307,7 +305,7 @@ fn many_files_from_one_node_weigh_as_much_as_one_file_from_another() {
 #[test]
 fn region_filters_by_country_and_area_and_says_what_it_left_out() {
     let run = |region: &str| {
-        let o = common::gpuvalue(&[
+        let o = crate::common::gpuvalue(&[
             "rank", "--region", region, "--format", "json", "--top", "5000",
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -357,7 +355,7 @@ fn region_filters_by_country_and_area_and_says_what_it_left_out() {
     let west = pairs(&run("west"));
     assert!(!west.is_empty() && west.iter().all(|(_, r)| r.to_lowercase().contains("west")));
     // A country with no row: refused, naming it.
-    let o = common::gpuvalue(&["rank", "--region", "kz"]);
+    let o = crate::common::gpuvalue(&["rank", "--region", "kz"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no catalog instance is in the country KZ")
@@ -369,7 +367,8 @@ fn region_filters_by_country_and_area_and_says_what_it_left_out() {
 #[test]
 fn an_exact_gpu_wins_over_a_part_of_a_name() {
     let rows = |gpu: &str| -> (Vec<String>, String) {
-        let o = common::gpuvalue(&["rank", "--gpu", gpu, "--format", "json", "--top", "5000"]);
+        let o =
+            crate::common::gpuvalue(&["rank", "--gpu", gpu, "--format", "json", "--top", "5000"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let mut g: Vec<String> = v["rows"]

@@ -12,10 +12,7 @@
 //! draws both in one `gpuvalue report`.
 //! Artefacts: target/browser-test/{results.json,screenshot.png,native.json,compare.txt,report/}.
 
-mod common;
-#[path = "browser/serve.rs"]
 mod serve;
-#[path = "browser/webdriver.rs"]
 mod webdriver;
 
 use gpuvalue::figure::FigureKey;
@@ -43,7 +40,7 @@ const MAY_BE_UNSUPPORTED: [FigureKey; 6] = [
     FigureKey::MatmulF64Matrix,
 ];
 
-/// Beside `common::HEADLESS_CHROMIUM`: the flags that give a WebGPU adapter on SwiftShader.
+/// Beside `crate::common::HEADLESS_CHROMIUM`: the flags that give a WebGPU adapter on SwiftShader.
 const WEBGPU_ARGS: &[&str] = &[
     "--enable-unsafe-webgpu",
     "--enable-features=Vulkan",
@@ -53,10 +50,10 @@ const WEBGPU_ARGS: &[&str] = &[
 
 /// Skips the test (None) outside CI; fails it under CI=true.
 fn skip<T>(why: &str) -> Option<T> {
-    if common::in_ci() {
+    if crate::common::in_ci() {
         panic!("CI=true and the browser test cannot run: {why}");
     }
-    common::skipped(why);
+    crate::common::skipped(why);
     None
 }
 
@@ -270,7 +267,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     let (addr, requests) = serve::start(web.clone()).expect("start the file server");
     let driver = Driver::start(&chromedriver).unwrap_or_else(|e| panic!("{e}"));
     let profile = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = common::HEADLESS_CHROMIUM
+    let mut args: Vec<String> = crate::common::HEADLESS_CHROMIUM
         .iter()
         .chain(WEBGPU_ARGS)
         .map(|s| s.to_string())
@@ -391,7 +388,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     // The command line takes the file as it takes any other.
     let rp = results_path.to_str().unwrap();
     for args in [vec!["show", rp], vec!["rank", "--results", rp]] {
-        let o = common::gpuvalue(&args);
+        let o = crate::common::gpuvalue(&args);
         assert!(
             o.status.success() && !o.stdout.is_empty(),
             "gpuvalue {} on the page's results: {}\n{}",
@@ -405,7 +402,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     // (different adapters, so --force) and one report draws both.
     let native = art.join("native.json");
     let np = native.to_str().unwrap();
-    let o = common::gpuvalue(&[
+    let o = crate::common::gpuvalue(&[
         "bench",
         "--quick",
         "--quiet",
@@ -422,7 +419,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
         o.status,
         tail(&o.stderr, 30)
     );
-    let o = common::gpuvalue(&["compare", "--force", np, rp]);
+    let o = crate::common::gpuvalue(&["compare", "--force", np, rp]);
     // 0: nothing slower; 1: slower beyond the noise (the browser adds its own costs). Any
     // other status is a refusal or an error.
     assert!(
@@ -433,7 +430,7 @@ fn page_runs_the_ci_suite_in_headless_chromium() {
     );
     std::fs::write(art.join("compare.txt"), &o.stdout).unwrap();
     let report_dir = art.join("report");
-    let o = common::gpuvalue(&["report", "--out", report_dir.to_str().unwrap(), np, rp]);
+    let o = crate::common::gpuvalue(&["report", "--out", report_dir.to_str().unwrap(), np, rp]);
     assert!(
         o.status.success(),
         "report of both files: {}\n{}",

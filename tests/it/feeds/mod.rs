@@ -3,9 +3,7 @@
 //! faults a live feed has: each leaves the previous snapshot in use and names the source
 //! and the fault.
 
-mod common;
-
-use common::feedserver::{Fault, Server, fixtures_copy};
+use crate::common::feedserver::{Fault, Server, fixtures_copy};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -757,7 +755,9 @@ fn the_readme_mirror_server_serves_every_source() {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) if !common::in_ci() => return common::skipped(&format!("no python3: {e}")),
+        Err(e) if !crate::common::in_ci() => {
+            return crate::common::skipped(&format!("no python3: {e}"));
+        }
         Err(e) => panic!("CI=true and python3 cannot run: {e}"),
     };
     let mut line = String::new();
@@ -908,7 +908,7 @@ fn embedded_snapshot_is_the_fixtures_rebuilt() {
         assert!(
             rows == want_rows && manifest == want,
             "src/data/snapshots/{source} is not what `catalog update` makes of the fixtures: \
-             rebuild it with GPUVALUE_BLESS=1 cargo test --release --test feeds embedded_snapshot"
+             rebuild it with GPUVALUE_BLESS=1 cargo test --release --test it embedded_snapshot"
         );
     }
     // Offline, a fresh machine ranks the same rows at the same rates: the built-in snapshots

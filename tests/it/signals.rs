@@ -5,8 +5,6 @@
 //! group, so the run receives the request twice within microseconds. Every run must end
 //! with exit status 130, the message, and a results file marked `"interrupted": true`.
 
-mod common;
-
 use gpuvalue::results::ResultsFile;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -14,7 +12,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn a_signal_at_any_moment_leaves_a_run_marked_interrupted_with_its_message() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

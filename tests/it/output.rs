@@ -2,8 +2,6 @@
 //! pipe), the same answer (budget, ties, notes) in every format, and the documented options
 //! are the options the binary takes.
 
-mod common;
-
 use std::process::{Command, Output};
 
 const FIXTURE: &str = "tests/fixtures/results-lavapipe.json";
@@ -273,7 +271,7 @@ fn every_option_in_help_is_documented() {
 /// With an adapter: `devices` and the bench table fit too (a short bench of two probes).
 #[test]
 fn devices_and_the_bench_table_fit_100_columns() {
-    if common::gpu().is_none() {
+    if crate::common::gpu().is_none() {
         return;
     }
     let o = run_with(&["devices"], None);

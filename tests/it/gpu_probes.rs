@@ -1,9 +1,7 @@
 //! Real shaders on the default adapter (lavapipe in CI): every probe at small sizes,
 //! validated; proof that validation can fail; the autotuner never keeps a wrong kernel.
 
-mod common;
-
-use common::{run_probe, tiny_plan};
+use crate::common::{run_probe, tiny_plan};
 use gpuvalue::measuring::gpu::Timer;
 use gpuvalue::measuring::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
 use gpuvalue::measuring::reference::Dims;
@@ -42,7 +40,9 @@ fn assert_all_ok(results: &[ProbeResult]) {
 
 #[test]
 fn matmul_is_valid_at_odd_sizes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let sizes = vec![
         Dims {
             m: 64,
@@ -66,7 +66,9 @@ fn matmul_is_valid_at_odd_sizes() {
 
 #[test]
 fn every_candidate_kernel_is_correct_checked_and_trusted() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let timer = Timer::new(&gpu, true);
     let mut cache = PipelineCache::default();
     let d = Dims {
@@ -94,7 +96,9 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
 
 #[test]
 fn corrupted_matmul_output_fails_validation() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let faults = Faults {
         corrupt_output: true,
     };
@@ -118,7 +122,9 @@ fn corrupted_matmul_output_fails_validation() {
 
 #[test]
 fn autotuner_never_keeps_an_invalid_configuration() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let timer = Timer::new(&gpu, true);
     let mut cache = PipelineCache::default();
     let good = MatmulConfig::rows(8, 1, 64);
@@ -154,7 +160,9 @@ fn autotuner_never_keeps_an_invalid_configuration() {
 
 #[test]
 fn peak_is_valid_and_above_the_matmul() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let r = run_probe(&gpu, "peak", None, Faults::default());
     assert_eq!(r.len(), 1);
     assert_all_ok(&r);
@@ -167,7 +175,9 @@ fn peak_is_valid_and_above_the_matmul() {
 
 #[test]
 fn stream_kernels_are_valid() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let r = run_probe(&gpu, "stream", None, Faults::default());
     assert_eq!(r.len(), 5);
     assert_all_ok(&r);
@@ -175,9 +185,11 @@ fn stream_kernels_are_valid() {
 
 #[test]
 fn stream_covers_arrays_larger_than_one_binding() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     // Reopen the adapter with a 1 MiB binding limit so a 2 MiB array needs several windows.
-    let small = common::with_limits(&gpu, |l| l.max_storage_buffer_binding_size = 1 << 20);
+    let small = crate::common::with_limits(&gpu, |l| l.max_storage_buffer_binding_size = 1 << 20);
     let r = run_probe(&small, "stream", None, Faults::default());
     assert_all_ok(&r);
     for p in &r {
@@ -192,7 +204,9 @@ fn stream_covers_arrays_larger_than_one_binding() {
 
 #[test]
 fn transfer_and_latency_are_valid() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let r = run_probe(&gpu, "transfer", None, Faults::default());
     assert_eq!(r.len(), 2);
     assert_all_ok(&r);
@@ -211,7 +225,9 @@ fn transfer_and_latency_are_valid() {
 
 #[test]
 fn int8_matmul_is_exact_at_odd_sizes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let sizes = vec![
         Dims { m: 70, n: 9, k: 13 },
         Dims {
@@ -233,7 +249,9 @@ fn int8_matmul_is_exact_at_odd_sizes() {
 
 #[test]
 fn adapter_choice_by_index_and_name() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     use gpuvalue::measuring::gpu::{AdapterChoice, adapter};
     let list = adapter::enumerate(None);
     assert_eq!(list.select(&AdapterChoice::Index(0)).unwrap(), vec![0]);

@@ -2,9 +2,7 @@
 //! limit. Each test reopens the adapter with limits lowered on purpose, so that the paths a
 //! large request takes on a real GPU run here at small sizes.
 
-mod common;
-
-use common::{run_probe, tiny_plan, with_limits};
+use crate::common::{run_probe, tiny_plan, with_limits};
 use gpuvalue::measuring::gpu::Timer;
 use gpuvalue::measuring::probes::matmul::{self, Faults, PipelineCache};
 use gpuvalue::measuring::reference::Dims;
@@ -23,7 +21,9 @@ fn all_ok(r: &[gpuvalue::results::ProbeResult]) {
 
 #[test]
 fn workgroups_per_dimension_are_folded_or_refused_by_name() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let small = with_limits(&gpu, |l| l.max_compute_workgroups_per_dimension = 8);
     // STREAM over 2 MiB needs far more than 8 workgroups: split into windows, still valid.
     let r = run_probe(&small, "stream", None, Faults::default());
@@ -81,7 +81,9 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
 
 #[test]
 fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     let limit = 2048;
     let small = with_limits(&gpu, |l| l.max_compute_workgroup_storage_size = limit);
     let fitting = matmul::candidates(&small);
@@ -117,7 +119,9 @@ fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
 
 #[test]
 fn buffer_and_binding_limits_are_named() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
     // Binding limit below the buffer limit: a matrix that fits a buffer but not a binding.
     let small = with_limits(&gpu, |l| {
         l.max_storage_buffer_binding_size = 1 << 20;

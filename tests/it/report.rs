@@ -3,8 +3,6 @@
 //! Chromium comes from Debian's `chromium` package (installed by .ci/run); without it the
 //! browser test is skipped, except with CI=true, where it fails.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,15 +22,15 @@ fn chromium() -> Option<PathBuf> {
             return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
         }
     }
-    if common::in_ci() {
+    if crate::common::in_ci() {
         panic!("CI=true and no Chromium found: install Debian's chromium package");
     }
-    common::skipped("no chromium on PATH");
+    crate::common::skipped("no chromium on PATH");
     None
 }
 
 fn browser(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    let mut args = common::HEADLESS_CHROMIUM.to_vec();
+    let mut args = crate::common::HEADLESS_CHROMIUM.to_vec();
     args.extend(["--disable-gpu", "--enable-logging=stderr", "--v=0"]);
     let profile_arg = format!("--user-data-dir={}", profile.display());
     args.push(&profile_arg);
@@ -48,7 +46,7 @@ fn browser(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::proces
 fn report_renders_in_chromium_with_every_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    let o = common::gpuvalue(&["report", &fixture(), "--out", out.to_str().unwrap()]);
+    let o = crate::common::gpuvalue(&["report", &fixture(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -121,7 +119,7 @@ fn report_bad_input_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     // Missing results file: error naming it, no output directory.
     let out = dir.path().join("rep");
-    let o = common::gpuvalue(&[
+    let o = crate::common::gpuvalue(&[
         "report",
         "/nonexistent/r.json",
         "--out",
@@ -133,7 +131,7 @@ fn report_bad_input_leaves_nothing_behind() {
     // Malformed results file.
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"schema_version\": 1, \"probes\": 3}").unwrap();
-    let o = common::gpuvalue(&[
+    let o = crate::common::gpuvalue(&[
         "report",
         bad.to_str().unwrap(),
         "--out",
@@ -142,7 +140,7 @@ fn report_bad_input_leaves_nothing_behind() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
     // Unwritable output: a parent that does not exist.
-    let o = common::gpuvalue(&["report", &fixture(), "--out", "/nonexistent/dir/rep"]);
+    let o = crate::common::gpuvalue(&["report", &fixture(), "--out", "/nonexistent/dir/rep"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--out"));
     // No temporary directories left beside the output.
@@ -165,7 +163,7 @@ fn the_roofline_of_a_catalog_gpu_draws_its_matrix_engine_ceilings_per_adapter() 
     let file = dir.path().join("mi250x.json");
     std::fs::write(&file, v.to_string()).unwrap();
     let out = dir.path().join("rep");
-    let o = common::gpuvalue(&[
+    let o = crate::common::gpuvalue(&[
         "report",
         file.to_str().unwrap(),
         "--out",

@@ -8,7 +8,64 @@ use gpuvalue::measuring::probes::measure::Plan;
 use gpuvalue::measuring::probes::{self, Ctx, RunCtx};
 use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::ProbeResult;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// The integration tests are one binary, so every test shares one process and up to one
+/// thread a core: a test's GPU runs now meet those of any other file's tests, where each file
+/// used to be a process of its own that `cargo test` ran after the last.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A turn of its own for a test whose runs are timed or load the machine for minutes: the
+/// burn's verdicts measure steadiness, the hang faults calibrate a spin kernel against the
+/// watchdog, the hierarchy test finds cache sizes in latency curves; two such runs sharing
+/// the cores would throw each other off. Hold the guard for the whole test. (The long
+/// `#[ignore]`d tests all take it, so `-- --ignored` runs them one at a time, as it did
+/// when each had a test binary of its own.)
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The variable that tells a child started by `alone` that it is the child.
+const ALONE: &str = "GPUVALUE_TEST_ALONE";
+
+/// For a test that needs a process to itself (it measures the process's own memory, or sets
+/// its environment): runs `test` (its full name, `module::function`) again in a child of
+/// this test binary, by itself, with `env` added to the child's environment, and returns
+/// false once the child passed (the test is done). In that child it returns true: the caller
+/// goes on with the test's body. The caller holds `one_at_a_time` while the child runs.
+pub fn alone(test: &str, env: &[(&str, &std::ffi::OsStr)]) -> bool {
+    if std::env::var_os(ALONE).is_some_and(|v| v == test) {
+        return true;
+    }
+    let _turn = one_at_a_time();
+    let mut child = std::process::Command::new(std::env::current_exe().expect("this binary"));
+    child
+        .args([test, "--exact", "--include-ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(ALONE, test);
+    for (k, v) in env {
+        child.env(k, v);
+    }
+    let out = child.output().expect("run the test binary again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A skip is said past the harness's capture, as in the child itself.
+    for line in stderr.lines().filter(|l| l.contains(": SKIPPED (")) {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "{test}, alone in a child process, failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "the child process ran no test named {test}:\n{stdout}"
+    );
+    false
+}
 
 /// The flags every headless Chromium of the tests starts with: no sandbox (CI runs as root),
 /// nothing fetched in the background, no first-run or sync UI, no scrollbars in screenshots.

@@ -8,8 +8,6 @@ use clap::{CommandFactory, FromArgMatches};
 use gpuvalue::cli::args::{Cli, moot_options};
 use std::path::Path;
 
-mod common;
-
 /// The Markdown files whose commands are checked.
 fn documents() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -178,7 +176,7 @@ fn the_readme_ranking_example_is_what_a_fresh_machine_prints() {
     let block = &readme[start..];
     let open = block.find("```text\n").unwrap() + "```text\n".len();
     let shown = &block[open..open + block[open..].find("```").unwrap()];
-    let o = common::gpuvalue(&["rank", "--budget", "500", "--top", "6"]);
+    let o = crate::common::gpuvalue(&["rank", "--budget", "500", "--top", "6"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let printed = String::from_utf8(o.stdout).unwrap();
     for (i, (a, b)) in shown.lines().zip(printed.lines()).enumerate() {
@@ -202,7 +200,7 @@ fn the_readme_serving_example_is_what_a_fresh_machine_prints() {
     let block = &readme[start..];
     let open = block.find("```text\n").unwrap() + "```text\n".len();
     let shown = &block[open..open + block[open..].find("```").unwrap()];
-    let o = common::gpuvalue(&[
+    let o = crate::common::gpuvalue(&[
         "rank",
         "--job",
         "llm-serve",

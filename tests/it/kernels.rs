@@ -540,7 +540,7 @@ fn report(t: &Tools, rows: &[Row], skipped: &[String]) -> String {
         "# OpenCL kernels on the real GPUs' compilers\n\n\
          Every OpenCL program variant the probes and the burn can build \
          (`gpuvalue::measuring::probes::every_opencl_program` and `gpuvalue::measuring::burn::cl::opencl_kernels`), compiled offline as OpenCL C 1.2 by \
-         `tests/kernels.rs` (`cargo test --release --test kernels -- --ignored`; \
+         `tests/it/kernels.rs` (`cargo test --release --test it -- --ignored kernels::`; \
          `GPUVALUE_BLESS=1` rewrites this file). No device ran them: these are the compilers' \
          figures.\n\n",
     );
@@ -612,6 +612,8 @@ fn keys(report: &str) -> BTreeSet<String> {
 #[test]
 #[ignore = "minutes of compiles: run by name in CI (.ci/run)"]
 fn every_opencl_kernel_variant_compiles_for_cdna_rdna_and_nvidia() {
+    // Minutes of compiles on every core: not beside the timed tests.
+    let _turn = crate::common::one_at_a_time();
     let dir = std::env::temp_dir().join(format!("gpuvalue-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let t = match tools(&dir) {
