@@ -265,7 +265,7 @@ fn catalog_lists_filters_and_converts() {
     let o = gpuvalue(&["catalog", "--currency", "XYZ"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("XYZ"), "{}", stderr(&o));
-    // Fit and finish (issue 35 item 14): a warning says which; no "(16 GB)" after a name
+    // Fit and finish: a warning says which; no "(16 GB)" after a name
     // that says 16GB, no number parted from its unit; no "1 USD per USD".
     let t = stdout(&gpuvalue(&["catalog", "--price", "spot"]));
     assert!(
@@ -882,7 +882,7 @@ fn a_results_directory_may_hold_other_json_such_as_device_bench_devices_json() {
     )
     .unwrap();
     std::fs::write(dir.path().join("devices.json"), "[{\"index\": 0}]").unwrap();
-    // A catalog (and a scenarios file) carries a schema_version too (issue 35 item 5).
+    // A catalog (and a scenarios file) carries a schema_version too.
     std::fs::copy("src/data/catalog.json", dir.path().join("catalog.json")).unwrap();
     std::fs::copy("src/data/scenarios.json", dir.path().join("scenarios.json")).unwrap();
     let d = dir.path().to_str().unwrap();
@@ -975,7 +975,7 @@ fn options_read_as_a_person_writes_them() {
 }
 
 /// An option the rest of the command line makes moot is refused, naming what it applies to
-/// (issue 35 item 6), instead of an answer that silently ignored it.
+/// instead of an answer that silently ignored it.
 #[test]
 fn options_that_would_be_ignored_are_refused() {
     for (args, says) in [
@@ -1021,8 +1021,8 @@ fn options_that_would_be_ignored_are_refused() {
     }
 }
 
-/// Without a graphical session, looking for adapters prints no libwayland "error:" line
-/// (issue 35 item 10): the first run of a new user starts without a false error.
+/// Without a graphical session, looking for adapters prints no libwayland "error:" line:
+/// the first run of a new user starts without a false error.
 #[test]
 fn no_session_no_false_error_on_stderr() {
     for args in [&["devices"][..], &["devices", "--json"]] {
@@ -1038,7 +1038,7 @@ fn no_session_no_false_error_on_stderr() {
     }
 }
 
-/// Issue 35 item 15: `catalog check` counted more GPUs than the listing showed. It now says
+/// `catalog check` counted more GPUs than the listing showed. It now says
 /// which have specs only (no instance rents them here: kept for calibration points, results
 /// files and `--catalog-add` rows), and a `--catalog-add` row of such a GPU ranks.
 #[test]
@@ -1111,7 +1111,7 @@ fn gpuvalue_in(cwd: &Path, args: &[&str]) -> Output {
         .expect("run gpuvalue")
 }
 
-/// Issue 35 item 14: where the default results folder cannot be made, `run` and `bench` say
+/// Where the default results folder cannot be made, `run` and `bench` say
 /// it is the default place, not "--out", which the user never typed.
 #[test]
 fn an_unwritable_default_results_place_does_not_blame_out() {
@@ -1133,7 +1133,7 @@ fn an_unwritable_default_results_place_does_not_blame_out() {
     }
 }
 
-/// Issue 35 item 14: each `run` writes its full report beside its results file, named after
+/// Each `run` writes its full report beside its results file, named after
 /// it, so the last run's report is kept. A whole quick bench (about 40 s on lavapipe): run by
 /// name in CI (.ci/run), with the long tests.
 #[test]

@@ -108,7 +108,8 @@ fn faster_slower_noisy_failing_and_missing() {
     assert_eq!(verdict_of(&c, "stream add"), "now_failing");
     assert_eq!(verdict_of(&c, "stream dot"), "missing");
     // Only the missing probe: BASE measured it and NEW did not, a failure of the gate
-    // (issue 11); the other way round it shows as added, which passes.
+    // (a probe gone missing could hide a regression); the other way
+    // round it shows as added, which passes.
     let mut fewer = base.clone();
     fewer["probes"]
         .as_array_mut()

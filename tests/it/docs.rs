@@ -1,5 +1,5 @@
-//! Every `gpuvalue` command the README and docs/ show is one the binary takes (issue 35 item
-//! 17): each is parsed by the real command line (clap, then the moot-option rule), so a
+//! Every `gpuvalue` command the README and docs/ show is one the binary takes: each
+//! is parsed by the real command line (clap, then the moot-option rule), so a
 //! renamed option or subcommand fails here instead of in a reader's terminal. The README's
 //! ranking example is rerun on a fresh machine and must be what the binary prints, line for
 //! line, so it cannot go stale again.

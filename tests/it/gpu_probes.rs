@@ -26,7 +26,7 @@ fn assert_all_ok(results: &[ProbeResult]) {
             r.name
         );
         assert!(v.n >= 3);
-        // The figure's own spread (issue 35: value.stddev was always 0): samples that differ
+        // The figure's own spread (value.stddev was once always 0): samples that differ
         // have a standard deviation, and the mean lies between the extremes.
         assert!(
             v.min <= v.mean && v.mean <= v.max && (v.stddev > 0.0) == (v.max > v.min),

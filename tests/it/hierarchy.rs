@@ -1,4 +1,4 @@
-//! The hierarchy probe against this machine's own caches (issue 36): lavapipe and PoCL are
+//! The hierarchy probe against this machine's own caches: lavapipe and PoCL are
 //! the CPU, whose caches Linux states (`lscpu -C` reads the same sysfs files). Each curve's
 //! steps are found and named by `gpuvalue::measuring::cache_levels::steps`; on PoCL the L2 must be named
 //! within 2x and the L3 too; on lavapipe, whose JIT's own cost per load hides the L1 and L2

@@ -1,4 +1,4 @@
-//! Issue 11, one table-driven test per class of hostile input, fed through the CLI: each
+//! One table-driven test per class of hostile input, fed through the CLI: each
 //! case asserts the exit code and that the message names the file, field or option.
 //! No GPU needed: these commands read files only.
 
@@ -587,7 +587,7 @@ fn class6_csv_rows_are_never_lost_silently() {
     assert!(t.contains("1 instance rows"), "{t}");
 }
 
-/// Issue 35 item 11: `catalog check` names every fault of a file in one look, structural
+/// `catalog check` names every fault of a file in one look, structural
 /// ones (a number that is none, a row short of a column) beside the rows' own (a negative
 /// price); a CSV row missing its last column is no longer read as a row; a JSON file's
 /// faults of type are named together, each with its line.

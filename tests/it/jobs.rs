@@ -366,7 +366,7 @@ fn a_stated_throughput_is_served_by_the_whole_instances_that_keep_up() {
 }
 
 /// A job no instance can hold says why nothing ranks, by its commonest reasons, instead of
-/// an empty table and "as of ." (issue 35 item 12).
+/// an empty table and "as of .".
 #[test]
 fn a_job_nothing_can_hold_says_why_nothing_ranks() {
     for format in ["table", "markdown"] {
@@ -392,7 +392,7 @@ fn a_job_nothing_can_hold_says_why_nothing_ranks() {
 }
 
 /// A steady rate's "job" is a period of traffic: the table and the budget say so instead of
-/// "time/job 1.00 h" and "341 jobs" (issue 35 item 9).
+/// "time/job 1.00 h" and "341 jobs".
 #[test]
 fn a_steady_rate_is_worded_as_traffic() {
     let o = gpuvalue(&[
@@ -422,7 +422,7 @@ fn a_steady_rate_is_worded_as_traffic() {
     );
 }
 
-/// Issue 34 item 3: FP4 serving runs the matmuls on the FP4 engines where the GPU has them
+/// FP4 serving runs the matmuls on the FP4 engines where the GPU has them
 /// (Blackwell, MI355X), with 4.5-bit weights (NVFP4's scales) and an FP8 KV cache; a GPU
 /// without FP4 engines serves the FP4 weights on its FP8 (else FP16) engines and the row
 /// says so; fine-tuning in FP4 is refused with the reason.
@@ -517,7 +517,7 @@ fn fp4_serving_uses_the_fp4_engines_where_they_exist_and_says_where_not() {
     );
 }
 
-/// Issue 34 item 4: a job bigger than one instance runs on several identical ones. A full
+/// A job bigger than one instance runs on several identical ones. A full
 /// fine-tune of a 70B model (1,130 GB of state) fits no 8x H100 node; `--nodes auto` takes
 /// the fewest that hold it, where the provider publishes the network between them, and
 /// prices all of them; the collectives run within a node over its link and between nodes
@@ -664,8 +664,7 @@ fn a_job_bigger_than_one_instance_runs_on_the_fewest_nodes_that_hold_it() {
 }
 
 /// A precision a GPU lacks is refused with the reason, or run as frameworks run it and named
-/// so; `--details` gives each row a short block, not a 35-line column (issue 34 item 6,
-/// issue 35 item 14).
+/// so; `--details` gives each row a short block, not a 35-line column.
 #[test]
 fn fp8_on_a_gpu_without_fp8_engines_is_refused_or_named_for_what_runs() {
     let serve = [

@@ -1,5 +1,5 @@
 //! Every OpenCL kernel, in every variant the probes and the burn can build, through the real
-//! GPUs' compilers, without a device (issue 36): OpenCL C 1.2 compiled by Clang for AMD
+//! GPUs' compilers, without a device: OpenCL C 1.2 compiled by Clang for AMD
 //! CDNA 2-4 and RDNA 3 (gfx90a, gfx942, gfx950, gfx1100) linked with ROCm's device
 //! libraries, and for NVIDIA (sm_80, sm_90) through Clang's NVPTX back end with libclc and
 //! NVIDIA's own `ptxas`. A compile error fails, naming the kernel, its variant and the

@@ -143,7 +143,7 @@ fn opencl_bench_file_is_read_by_show_rank_compare_and_report() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // The heading says how the rows were timed, as the rows do (issue 35 item 3).
+        // The heading says how the rows were timed, as the rows do.
         if args[0] == "show" {
             let text = String::from_utf8_lossy(&out.stdout).replace("\n  ", " ");
             if let Some(h) = text.lines().find(|l| l.contains("SOFTWARE ADAPTER")) {

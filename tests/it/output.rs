@@ -334,7 +334,7 @@ fn report_device_sections_name_their_file_and_software_mark() {
     );
 }
 
-/// Issue 35 item 14: the same instance type in two regions gets two bars in a chart; each
+/// The same instance type in two regions gets two bars in a chart; each
 /// says its region instead of two identical labels.
 #[test]
 fn chart_bars_of_one_type_in_two_regions_name_their_region() {

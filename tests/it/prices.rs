@@ -278,7 +278,7 @@ fn side_by_side_shows_each_way_to_pay_and_the_break_even_utilisation() {
     );
 }
 
-/// Issue 34: the GPU families the feeds rent in 2026 have spec entries, so a fresh machine
+/// The GPU families the feeds rent in 2026 have spec entries, so a fresh machine
 /// ranks them from the built-in snapshot and the hand-kept rows: Blackwell, the NVL and
 /// Grace Hopper parts, the workstation cards, and AMD Instinct at the clouds that rent it.
 #[test]
@@ -329,7 +329,7 @@ fn the_gpus_the_2026_market_rents_rank_on_a_fresh_machine() {
     assert!(cheapest < 3.0, "MI300X from {cheapest} USD per GPU-hour");
 }
 
-/// Issue 35 item 16: "spot or 1-year for a job that runs 60% of the time?" answered by
+/// "spot or 1-year for a job that runs 60% of the time?" answered by
 /// `--side-by-side --utilisation 60`: a commitment is paid for every hour of its term, so
 /// its cost per job is divided by the share of hours used; on demand and spot pay only the
 /// hours used; the cheapest way follows. Without --side-by-side the option is refused.
@@ -388,7 +388,7 @@ fn utilisation_costs_the_commitments_for_the_hours_they_are_used() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--utilisation applies to --side-by-side"));
 }
 
-/// Issue 35 item 7: a spot price months old does not lead a spot ranking (spot prices move
+/// A spot price months old does not lead a spot ranking (spot prices move
 /// by the hour): left out with the reason unless `--include-reported`, which ranks it
 /// marked; and a steady serving rate's side-by-side says what spot's restarts cost the
 /// endpoint.

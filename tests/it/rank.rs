@@ -298,7 +298,7 @@ fn many_files_from_one_node_weigh_as_much_as_one_file_from_another() {
     );
 }
 
-/// Issue 35 item 8: `--region` is a place. China is every provider's Chinese regions
+/// `--region` is a place. China is every provider's Chinese regions
 /// (Tencent's `ap-beijing` beside Alibaba's `cn-*`), `us` is the United States and not any
 /// name with "us" in it, an area takes its countries, and the notes say what could not be
 /// placed.

@@ -1,4 +1,4 @@
-//! Ctrl-C at every moment of a run (issue 35 item 1): start-up, adapter creation, the
+//! Ctrl-C at every moment of a run: start-up, adapter creation, the
 //! first shader compiles (where LLVM, inside llvmpipe and PoCL, installs its own one-shot
 //! SIGINT handler), autotuning, between probes and while saving. Each signal is sent as
 //! `timeout -s INT` and a terminal send it: to the process, then at once to its process

@@ -1,4 +1,4 @@
-//! `gpuvalue transfers` (issue 36 item 4): two adapters at once (lavapipe and SwiftShader,
+//! `gpuvalue transfers`: two adapters at once (lavapipe and SwiftShader,
 //! two Vulkan drivers on this machine's CPU), each alone and both together in both
 //! directions, and the host-staged copies between them, every copy checked; one OpenCL
 //! device (PoCL) alone; and the refusals.

@@ -282,7 +282,7 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
             "{note}"
         );
         // The machine itself is still shown, with its own figures, but with no time per
-        // job from figures just rejected as its GPU's (issue 35 item 4).
+        // job from figures just rejected as its GPU's.
         assert_eq!(with.machines.len(), 1);
         let m = &with.machines[0];
         assert_eq!(m.hours_per_job, None, "{id}: {m:?}");

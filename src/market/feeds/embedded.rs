@@ -1,4 +1,4 @@
-//! The snapshots built into the binary (issue 33, item 9): the same code as `catalog
+//! The snapshots built into the binary: the same code as `catalog
 //! update` run over the public copies of the feeds' files in `tests/fixtures/feeds`, so a
 //! fresh machine ranks the market's breadth offline. A user's own snapshot of a source
 //! replaces the built-in one; `--offline` uses only these.

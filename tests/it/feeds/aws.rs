@@ -58,7 +58,7 @@ fn aws_offer_file_keeps_linux_shared_on_demand_and_reserved_terms() {
         .iter()
         .find(|i| i.instance_type == "p6-b200.48xlarge")
         .unwrap();
-    // p6-b200 carries B200s (issue 34 gave them a spec entry); the family tells.
+    // p6-b200 carries B200s (they have a spec entry); the family tells.
     assert_eq!(b200.gpu, "b200");
 }
 

@@ -143,7 +143,7 @@ fn each_skypilot_file_adds_to_a_ranking_without_skip_bad_rows() {
             .filter(|x| x["provider"] == cloud.as_str())
             .count();
         // Every cloud of these files rents a GPU the catalog has specs for (Yotta only RTX
-        // 5090s and B200s, which have had one since issue 34).
+        // 5090s and B200s, which have had one since the 2026 GPUs were added).
         assert!(ranked > 0, "{cloud}: no row ranked");
     }
 }
