@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The portability matrix (issue 23): the quick suite on every implementation reachable
+# The portability matrix: the quick suite on every implementation reachable
 # without a GPU, each probe `ok` or `unsupported` with a reason, none `failed`; a failure
 # names the implementation. Run by .ci/run after the test suite, with the release binary.
 #   bash .ci/matrix.sh [OUTDIR]

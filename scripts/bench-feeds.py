@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The feeds benchmark (issue 33, item 8), every figure from one run on this machine:
+"""The feeds benchmark, every figure from one run on this machine:
 
   1. an AWS Price List offer file of about 500 MB in the real layout
      (scripts/aws-offer-fixture.py), read once to warm the page cache;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NVIDIA's ptxas for tests/kernels.rs, from PyPI (nvidia-cuda-nvcc-cu12, a pinned version) into
+# NVIDIA's ptxas for tests/it/kernels.rs, from PyPI (nvidia-cuda-nvcc-cu12, a pinned version) into
 # a virtual environment under target/ (ignored by git): no CUDA install, no GPU, no root.
 # Prints the ptxas path on its last line; use it as GPUVALUE_PTXAS.
 #   export GPUVALUE_PTXAS=$(scripts/install-ptxas.sh | tail -n1)

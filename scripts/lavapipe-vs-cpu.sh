@@ -4,7 +4,7 @@
 # OpenBLAS sgemm (numpy) and a multi-threaded memcpy of the same array size; and against
 # lavapipe's own arithmetic peak (the peak probe: multiply-add chains, nothing loaded), which
 # does not depend on how wide the BLAS's vectors are. Then df64 against FP32 at 512, both in
-# one run (the issue's "df64 >= 1/10 of FP32" is a ratio within one run).
+# one run (the target "df64 >= 1/10 of FP32" is a ratio within one run).
 #   bash scripts/lavapipe-vs-cpu.sh [OUTDIR]      (needs python3 with numpy)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,7 @@
 # on the same OpenCL device (PoCL on a GPU-less machine; any OpenCL GPU elsewhere): ROUNDS
 # (default 3) of clpeak then gpuvalue's bench, interleaved, then one summary of the medians
 # with the host's CPU model.
-# The targets (issues 22, 36): our read bandwidth (stream dot, read-only like clpeak's global
+# The targets: our read bandwidth (stream dot, read-only like clpeak's global
 # bandwidth), peak, transfers and launch latency at least clpeak's, median against median;
 # matmul FP32 at least 50% of our own peak figure.
 #   bash scripts/opencl-vs-clpeak.sh [OUTDIR] [DEVICE-NAME-PART]   (needs clpeak, python3)

@@ -1,5 +1,5 @@
 //! Entry points for fuzzing the loaders and renderers (used by `fuzz/` and by
-//! `tests/parsers.rs`): each
+//! `tests/it/parsers.rs`): each
 //! parses untrusted bytes the way the CLI would and, when they parse, drives what the CLI
 //! does next with them (checks, ranking, tables, reports). A panic, a hang or unbounded
 //! memory anywhere in here is a bug; a rejection must be an error that says where.

@@ -18,7 +18,7 @@ pub const EXIT_CODE: u8 = 130;
 /// Installs the handler; later calls do nothing. Without it (library use, tests),
 /// `requested` stays false. Native only: a page asks to stop with `request`.
 ///
-/// Two things made a signal get lost (issue 35 item 1), both fixed here:
+/// Two things made a signal get lost, both fixed here:
 /// - LLVM, loaded in-process by Mesa's llvmpipe and by PoCL, installs its own SIGINT,
 ///   SIGTERM and SIGHUP handler the first time it compiles (`SA_RESETHAND`: the first signal
 ///   resets the disposition to the default before LLVM puts the previous one back), so a

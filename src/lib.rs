@@ -2,7 +2,7 @@
 //! and record it in a versioned results file.
 //!
 //! The crate is layered by domain; a layer imports only the layers below it (checked by
-//! `tests/architecture.rs`):
+//! `tests/it/architecture.rs`):
 //!
 //! - the data model and plumbing at the top level: figures, results files, records, stats,
 //!   clocks, files, interrupts, the host;

@@ -428,8 +428,8 @@ impl ResultsFile {
                 pids.join(", ")
             ));
         }
-        // A peak probe that a matmul beats on the same device is not the peak (issue 35 item
-        // 3: PoCL's matmul_f32 at 215 GFLOPS beside peak_f32 at 117).
+        // A peak probe that a matmul beats on the same device is not the peak (PoCL's
+        // matmul_f32 at 215 GFLOPS beside peak_f32 at 117).
         if let (Some(peak), Some(mm)) = (
             self.best(FigureKey::PeakF32),
             self.best(FigureKey::MatmulF32),

@@ -122,8 +122,8 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
         .prices_from
         .clone()
         .unwrap_or_else(|| crate::market::catalog::EMBEDDED_NAME.to_string());
-    // Which GPUs have specs only (issue 35 item 15: `catalog check` counted 25, the listing
-    // showed 17): they serve calibration points, results files and --catalog-add rows.
+    // Which GPUs have specs only (`catalog check` once counted 25, the listing showed 17):
+    // they serve calibration points, results files and --catalog-add rows.
     let rented: std::collections::BTreeSet<&str> =
         c.instances.iter().map(|i| i.gpu.as_str()).collect();
     let spec_only: Vec<&str> = c

@@ -224,8 +224,8 @@ fn charts_html(s: &mut String, rep: &RankReport) {
             x.provider, x.instance_type, x.gpu_count, x.gpu_name
         )
     };
-    // The same instance type in several regions: each bar says its region (issue 35 item
-    // 14: the charts repeated labels that differed only by region).
+    // The same instance type in several regions: each bar says its region (the
+    // charts once repeated labels that differed only by region).
     let bases: Vec<String> = top.iter().map(|x| base(x)).collect();
     let label = |x: &crate::value::rank::RankRow| {
         let b = base(x);

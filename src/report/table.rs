@@ -146,7 +146,7 @@ pub fn heading(r: &ResultsFile) -> String {
         }
     );
     if a.software {
-        // Say how the rows were timed, as they say it (issue 35 item 3: the heading said
+        // Say how the rows were timed, as they say it (the heading once said
         // "wall clock" while PoCL's rows said "opencl profiling events").
         let mut methods: Vec<String> = r
             .probes

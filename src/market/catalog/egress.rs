@@ -1,5 +1,5 @@
 //! What each provider charges for data moved out of its cloud to the internet
-//! (`src/data/egress.json`, issue 34 item 5): the fee no hourly price shows. A job states the
+//! (`src/data/egress.json`): the fee no hourly price shows. A job states the
 //! data it takes out (`--egress-gb`, or its preset's: a fine-tune's weights, a serving job's
 //! responses); each ranked row's cost per job includes that data at its provider's published
 //! first-tier price. A provider with no published price is marked on its row, never assumed

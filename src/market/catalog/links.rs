@@ -1,4 +1,4 @@
-//! How the GPUs of one instance reach each other (`src/data/links.json`, issue 34 item 6):
+//! How the GPUs of one instance reach each other (`src/data/links.json`):
 //! the interconnect the instance's row states, else the baseboard every instance of an
 //! SXM/OAM GPU is built on, else PCIe of the GPU's generation, assumed and said so.
 

@@ -1,4 +1,4 @@
-//! The market band (issue 33, item 3): a price far under what every other provider asks for
+//! The market band: a price far under what every other provider asks for
 //! the same GPU is a data error (Mithril's 8x B200 at cents an hour), not a bargain. Per
 //! catalog GPU and pricing model, the median per-GPU hour across providers (each provider's
 //! own median first, so a provider with 300 rows counts once); a price under a twentieth of it

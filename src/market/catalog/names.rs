@@ -1,4 +1,4 @@
-//! One GPU-name mapping for every price feed and for `--catalog-add` (issue 33, item 4): the
+//! One GPU-name mapping for every price feed and for `--catalog-add`: the
 //! spellings live in data (`src/data/gpu_names.json`), and this file decides, for one row,
 //! which catalog GPU its accelerator is: by name, then by the memory the row states (read in
 //! the unit it really carries: per GPU or the instance's total, MiB or GB, whichever fits a
@@ -375,7 +375,7 @@ mod tests {
         }
         assert_eq!(id(resolve("AMD Instinct MI300X", None, 8, &s)), "mi300x");
         assert_eq!(id(resolve("H100-80G-PCIe", None, 1, &s)), "h100-pcie");
-        // The 2026 market's spellings (issue 34): each feed's own, one GPU each.
+        // The 2026 market's spellings: each feed's own, one GPU each.
         for (n, want) in [
             ("H100NVL", "h100-nvl"),
             ("H100_PCIE_NVL", "h100-nvl"),

@@ -1,5 +1,5 @@
 //! The network between nodes of the instance types that publish it (`src/data/networks.json`):
-//! what a job on several nodes runs its collectives over (`rank --nodes`, issue 34 item 4).
+//! what a job on several nodes runs its collectives over (`rank --nodes`).
 
 use serde::Deserialize;
 use std::sync::OnceLock;

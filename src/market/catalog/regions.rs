@@ -2,7 +2,7 @@
 //! naming schemes the providers and feeds use (AWS, GCP, Azure, OCI, Alibaba, Tencent,
 //! Huawei, Lambda, Nebius, RunPod's country codes, Vast's "City, CC, AREA"), so that
 //! `--region china` or `--region eu` selects by place and not by a substring of the name
-//! (issue 35 item 8: `--region cn` missed Tencent's `ap-beijing`). A region no scheme places
+//! (`--region cn` once missed Tencent's `ap-beijing`). A region no scheme places
 //! (`any`, `earth`, `default`) has no place: a place filter leaves it out, and says so.
 
 /// A region's place: country code and area code.

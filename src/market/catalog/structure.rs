@@ -1,4 +1,4 @@
-//! Every structural fault of a JSON catalog at once (issue 35 item 11): serde stops at the
+//! Every structural fault of a JSON catalog at once: serde stops at the
 //! first wrong type, unknown field or missing field, so a file with three was refused three
 //! times over. When the whole file does not deserialize, each instance, GPU and currency is
 //! tried on its own (serde_json's `RawValue` keeps where in the text each one is, so a fault

@@ -50,7 +50,7 @@ fn reference_article_instances_carry_their_true_gpus() {
     assert_eq!(gpu_of("tencent", "GT4.4XLARGE96"), "a100-40gb-sxm");
     assert_eq!(gpu_of("huawei", "pi2.2xlarge.4"), "t4");
     assert_eq!(gpu_of("aws", "p4d.24xlarge"), "a100-40gb-sxm");
-    // The configurations issue 12 asked for, with their true GPUs.
+    // Configurations whose names hide their GPU, with their true GPUs.
     assert_eq!(gpu_of("aws", "p3.16xlarge"), "v100-sxm2-16gb");
     assert_eq!(gpu_of("lambda", "gpu_8x_v100"), "v100-sxm2-16gb");
     assert_eq!(gpu_of("lambda", "gpu_4x_a100"), "a100-40gb-pcie");

@@ -1,10 +1,10 @@
-//! The snapshots built into the binary (issue 33, item 9): the same code as `catalog
+//! The snapshots built into the binary: the same code as `catalog
 //! update` run over the public copies of the feeds' files in `tests/fixtures/feeds`, so a
 //! fresh machine ranks the market's breadth offline. A user's own snapshot of a source
 //! replaces the built-in one; `--offline` uses only these.
 //!
 //! They are rebuilt, byte for byte, by the test `embedded_snapshot_is_the_fixtures_rebuilt`
-//! (tests/feeds.rs; `GPUVALUE_BLESS=1` writes them): `catalog update --source skypilot
+//! (tests/it/feeds/snapshot.rs; `GPUVALUE_BLESS=1` writes them): `catalog update --source skypilot
 //! --mirror` (and `--source ecb`: the exchange rates) over the fixtures, dated by
 //! `SOURCE_DATE_EPOCH` = the day the copies were read.
 

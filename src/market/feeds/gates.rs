@@ -1,4 +1,4 @@
-//! Trust before a snapshot replaces the last one (issue 33, item 3): the gates a new
+//! Trust before a snapshot replaces the last one: the gates a new
 //! snapshot of a source must pass, and the diff against the previous one.
 
 use super::snapshot::Counts;

@@ -1,4 +1,4 @@
-//! The one HTTP client every price feed goes through, and the mirror rule (issue 33, item 5).
+//! The one HTTP client every price feed goes through, and the mirror rule.
 //!
 //! - TLS is always verified (rustls with the bundled Mozilla roots); no switch turns it off.
 //!   Plain HTTP is fetched only from a mirror the user named.

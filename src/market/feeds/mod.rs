@@ -1,4 +1,4 @@
-//! Live prices (issue 33): the public price feeds behind one trait, one file per source,
+//! Live prices: the public price feeds behind one trait, one file per source,
 //! and `catalog update`, which fetches them (several at once), checks what came back
 //! against the last snapshot and writes a new dated snapshot per source.
 //!

@@ -1,4 +1,4 @@
-//! Snapshots of the price feeds (issue 33, items 1 and 3): one folder per source and fetch,
+//! Snapshots of the price feeds: one folder per source and fetch,
 //! with the rows (the catalog's JSON schema, instances only) and a manifest; a `current` file
 //! names the snapshot in use. Layout, under `GPUVALUE_HOME` or the platform's data directory:
 //!

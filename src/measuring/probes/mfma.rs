@@ -11,7 +11,7 @@
 //! MI-series GPU: the kernel's other build replaces each instruction with a portable OpenCL
 //! C emulation of its exact lane mapping, and `run_emulated` runs the whole probe (tiling,
 //! packing, validation) through it on any OpenCL device (PoCL in the tests); the builtin
-//! build is compiled for gfx90a, gfx942 and gfx950 by `tests/kernels.rs`.
+//! build is compiled for gfx90a, gfx942 and gfx950 by `tests/it/kernels.rs`.
 
 use super::ClCtx;
 use crate::figure::FigureKey;

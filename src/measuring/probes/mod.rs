@@ -92,7 +92,7 @@ pub trait Probe: Sync {
         )
     }
     /// Every OpenCL program variant the probe can build on the OpenCL executor (compiled
-    /// offline for the real GPUs' targets by `tests/kernels.rs`).
+    /// offline for the real GPUs' targets by `tests/it/kernels.rs`).
     #[cfg(not(target_arch = "wasm32"))]
     fn opencl_kernels(&self) -> Vec<crate::measuring::gpu::opencl::ClSource> {
         Vec::new()

@@ -205,7 +205,7 @@ fn a_size_takes_its_shape_from_the_family_and_its_name_from_its_parameters() {
     let m = preset("8b").unwrap().with_params(30e9);
     assert!(m.layers > 32.0 && m.layers < 80.0 && m.hidden > 4096.0 && m.hidden < 8192.0);
     assert_eq!(m.hidden % 128.0, 0.0);
-    // Scaling 8B's shape to 405B gave 26.4 MB of all-reduce a token (issue 34): the
+    // Scaling 8B's shape to 405B gave 26.4 MB of all-reduce a token: the
     // family's trend gives Llama 3.1 405B's width and 0.26 MB of FP8 KV cache.
     let mut job = serve("8b", Some(Precision::Fp8));
     job.model = preset("8b").unwrap().with_params(405e9);

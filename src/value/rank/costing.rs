@@ -264,7 +264,7 @@ impl Costing<'_> {
             ));
         }
         // Spot prices move by the hour: one months old says little of today's, so it does not
-        // lead a ranking unless asked for (issue 35 item 7).
+        // lead a ranking unless asked for.
         let as_of = price.as_of.as_deref().unwrap_or(&inst.as_of);
         if self.opts.pricing == PricingModel::Spot
             && !self.opts.include_reported

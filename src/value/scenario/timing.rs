@@ -278,7 +278,7 @@ impl Scenario {
         })
     }
 
-    /// How the job runs on `nodes` instances of `adapters` GPUs each (issue 34 item 4): the
+    /// How the job runs on `nodes` instances of `adapters` GPUs each: the
     /// terms split over every GPU, the state sharded over all of them, and the data-parallel
     /// collectives run hierarchically: within a node over `link` (its all-reduce bus
     /// bandwidth) and, for the node's shard, between nodes over `net` (its name and the

@@ -2,7 +2,7 @@
 //! A line that is no row (a malformed record, a field count other than the header's, a
 //! number that is no number or out of range, an over-long field) is a structural fault:
 //! every one in the file is collected, with its line and column, so that one look at the
-//! file names them all (issue 35 item 11); its line is left out.
+//! file names them all; its line is left out.
 
 use super::cells::{Cell, field, gpu_info_mib, price_cell};
 use super::{LineFindings, Row, region_name};

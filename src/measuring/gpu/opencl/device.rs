@@ -352,7 +352,7 @@ pub mod tests {
         assert_eq!(s.pci_bus_id, None);
     }
 
-    /// PoCL on an AMD EPYC reports Intel's vendor id (issue 35 item 3): `devices` says the
+    /// PoCL on an AMD EPYC reports Intel's vendor id: `devices` says the
     /// id is the runtime's instead of printing "AMD 8086:0000".
     #[test]
     fn a_runtime_vendor_id_that_names_another_vendor_is_said_to_be_the_runtimes() {

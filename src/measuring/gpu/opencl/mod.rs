@@ -484,7 +484,7 @@ impl Drop for Pinned<'_> {
 /// One OpenCL program as the executor builds it: its file under `shaders/opencl/`, the
 /// source, and the `-D NAME=VALUE` options of one variant. Listed by
 /// `Probe::opencl_kernels` (every variant a probe can pick) for offline compiles by the real
-/// GPUs' compilers (`tests/kernels.rs`), without a device.
+/// GPUs' compilers (`tests/it/kernels.rs`), without a device.
 #[derive(Clone, Debug)]
 pub struct ClSource {
     pub label: String,

@@ -188,7 +188,7 @@ pub const CANDIDATES: [ClConfig; 19] = [
 ];
 
 /// The candidates (and element bytes) whose kernel spills registers to scratch memory on a
-/// CDNA target (gfx90a, gfx942, gfx950, as Clang compiles them: `tests/kernels.rs` fails when
+/// CDNA target (gfx90a, gfx942, gfx950, as Clang compiles them: `tests/it/kernels.rs` fails when
 /// this list and the compiler disagree; `reports/kernels/resources.md`): 16 rows of 16-wide
 /// f64 vectors need 512 VGPRs, CDNA has 256 (and 256 AGPRs, which take the f16 kernel's few
 /// spills without scratch). Left out of the tuning on a CDNA device.
