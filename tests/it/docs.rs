@@ -222,3 +222,26 @@ fn the_readme_serving_example_is_what_a_fresh_machine_prints() {
         assert_eq!(a, b, "README line {} of the serving example differs", i + 1);
     }
 }
+
+/// Every recipe in docs/architecture.md ends with the test that holds it
+/// (`Test: `path::name``): the file exists and defines that function, so a renamed or
+/// removed test leaves no recipe pointing at nothing.
+#[test]
+fn every_recipe_in_the_architecture_names_a_test_that_exists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let named: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("Test: `")?.strip_suffix('`'))
+        .collect();
+    assert!(named.len() >= 5, "recipes with a test: {named:?}");
+    for t in named {
+        let (file, name) = t.rsplit_once("::").unwrap();
+        let text = std::fs::read_to_string(root.join(file))
+            .unwrap_or_else(|e| panic!("docs/architecture.md names {file}: {e}"));
+        assert!(
+            text.contains(&format!("fn {name}(")),
+            "docs/architecture.md names {t}, which {file} does not define"
+        );
+    }
+}
