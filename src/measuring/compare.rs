@@ -184,83 +184,15 @@ pub fn compare(
             rows.push(unit_changed_row(b, n));
             continue;
         }
-        let row = match (fb, fn_) {
-            (Some((vb, sb)), Some((vn, sn))) => {
-                let speedup = if b.higher_is_better { vn / vb } else { vb / vn };
-                let noise = sb.max(sn) / 2.0;
-                let verdict = if (speedup - 1.0).abs() <= noise {
-                    Verdict::SameWithinNoise
-                } else if speedup > 1.0 {
-                    Verdict::Faster
-                } else {
-                    Verdict::Slower
-                };
-                let regression = verdict == Verdict::Slower && speedup < 1.0 - threshold;
-                Row {
-                    probe: b.name.clone(),
-                    unit: b.unit.clone(),
-                    base: Some(vb),
-                    new: Some(vn),
-                    speedup: Some(speedup),
-                    noise: Some(noise),
-                    verdict,
-                    regression,
-                    differs: None,
-                }
-            }
-            (Some((vb, _)), None) => Row {
-                probe: b.name.clone(),
-                unit: b.unit.clone(),
-                base: Some(vb),
-                new: None,
-                speedup: None,
-                noise: None,
-                // Failed (or lost its figure: skipped, unsupported) where it used to pass.
-                verdict: if n.status == Status::Failed {
-                    Verdict::NowFailing
-                } else {
-                    Verdict::NoFigure
-                },
-                regression: true,
-                differs: None,
-            },
-            (None, Some((vn, _))) => Row {
-                probe: b.name.clone(),
-                unit: b.unit.clone(),
-                base: None,
-                new: Some(vn),
-                speedup: None,
-                noise: None,
-                verdict: Verdict::Fixed,
-                regression: false,
-                differs: None,
-            },
-            (None, None) => Row {
-                probe: b.name.clone(),
-                unit: b.unit.clone(),
-                base: None,
-                new: None,
-                speedup: None,
-                noise: None,
-                verdict: Verdict::NoFigure,
-                regression: b.status == Status::Ok && n.status == Status::Failed,
-                differs: None,
-            },
-        };
+        let row = paired_row(b, n, fb, fn_, threshold);
         rows.push(like_with_like(row, b, n, &run, force));
     }
     for n in new.probes.iter().filter(measured) {
         if !base.probes.iter().any(|b| b.name == n.name) {
             rows.push(Row {
-                probe: n.name.clone(),
-                unit: n.unit.clone(),
-                base: None,
                 new: figure(n).map(|f| f.0),
-                speedup: None,
-                noise: None,
                 verdict: Verdict::Added,
-                regression: false,
-                differs: None,
+                ..Row::empty(n)
             });
         }
     }
@@ -274,6 +206,76 @@ pub fn compare(
         adapter_note: note,
         rows,
         run_differences: run,
+    }
+}
+
+/// One probe in both files: the speed-up and its verdict against the noise where both have
+/// a figure, else what became of the figure (lost, fixed, never there).
+fn paired_row(
+    b: &ProbeResult,
+    n: &ProbeResult,
+    fb: Option<(f64, f64)>,
+    fn_: Option<(f64, f64)>,
+    threshold: f64,
+) -> Row {
+    match (fb, fn_) {
+        (Some((vb, sb)), Some((vn, sn))) => {
+            let speedup = if b.higher_is_better { vn / vb } else { vb / vn };
+            let noise = sb.max(sn) / 2.0;
+            let verdict = if (speedup - 1.0).abs() <= noise {
+                Verdict::SameWithinNoise
+            } else if speedup > 1.0 {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            };
+            Row {
+                base: Some(vb),
+                new: Some(vn),
+                speedup: Some(speedup),
+                noise: Some(noise),
+                verdict,
+                regression: verdict == Verdict::Slower && speedup < 1.0 - threshold,
+                ..Row::empty(b)
+            }
+        }
+        (Some((vb, _)), None) => Row {
+            base: Some(vb),
+            // Failed (or lost its figure: skipped, unsupported) where it used to pass.
+            verdict: if n.status == Status::Failed {
+                Verdict::NowFailing
+            } else {
+                Verdict::NoFigure
+            },
+            regression: true,
+            ..Row::empty(b)
+        },
+        (None, Some((vn, _))) => Row {
+            new: Some(vn),
+            verdict: Verdict::Fixed,
+            ..Row::empty(b)
+        },
+        (None, None) => Row {
+            regression: b.status == Status::Ok && n.status == Status::Failed,
+            ..Row::empty(b)
+        },
+    }
+}
+
+impl Row {
+    /// The probe's row with no figure, no verdict but "no figure", and no regression.
+    fn empty(p: &ProbeResult) -> Row {
+        Row {
+            probe: p.name.clone(),
+            unit: p.unit.clone(),
+            base: None,
+            new: None,
+            speedup: None,
+            noise: None,
+            verdict: Verdict::NoFigure,
+            regression: false,
+            differs: None,
+        }
     }
 }
 

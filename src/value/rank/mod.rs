@@ -343,59 +343,23 @@ pub fn rank(
         ..opts.clone()
     };
     let opts = &settled;
-    // `--egress-gb` states the job's data out instead of its scenario.
-    let stated;
-    let scenario = match opts.egress_gb {
-        Some(gb) => {
-            let mut s = scenario.clone();
-            s.egress = Some(crate::value::scenario::EgressNeed {
-                gb,
-                what: "stated with --egress-gb".into(),
-            });
-            stated = s;
-            &stated
-        }
-        None => scenario,
-    };
+    let stated = with_stated_egress(scenario, opts);
+    let scenario = stated.as_ref().unwrap_or(scenario);
     let figures = scenario.figures();
     let mut notes = Vec::new();
     let (measured, mut machines) =
         measured_figures(catalog, scenario, &figures, results, opts, &mut notes);
     let derived = derived_factors(catalog, &figures, &measured);
     let resolver = Resolver::new(measured, derived, embedded_calibration());
-    let mut rows = Vec::new();
-    let mut excluded = Vec::new();
-    let mut used = Used::new();
-    for (i, inst) in catalog.instances.iter().enumerate() {
-        let costed = Costing {
-            catalog,
-            findings,
-            scenario,
-            figures: &figures,
-            resolver: &resolver,
-            opts,
-        }
-        .row(i, inst)?;
-        match costed {
-            Costed::Ranked(row, factors) => {
-                rows.push(*row);
-                for e in factors {
-                    remember(&mut used, e);
-                }
-            }
-            Costed::Excluded(reason) => excluded.push(Excluded {
-                instance: inst.key(),
-                reason,
-            }),
-            Costed::NotSelected => {}
-        }
-    }
-    for (f, (x, n, files)) in &resolver.derived {
-        if !f.sources().is_empty() {
-            remember(&mut used, efficiency(*f, &derived_factor(*x, *n, files)));
-        }
-    }
-    let efficiencies = used.into_values().collect();
+    let costing = Costing {
+        catalog,
+        findings,
+        scenario,
+        figures: &figures,
+        resolver: &resolver,
+        opts,
+    };
+    let (mut rows, excluded, efficiencies) = cost_every_instance(&costing)?;
     let uncertainty = model_uncertainty(catalog, scenario);
     let ranked_total = order(&mut rows, &mut machines, opts.top, uncertainty);
     let rate = &catalog.currencies[&opts.currency];
@@ -428,6 +392,48 @@ pub fn rank(
             .and_then(|r| crate::market::catalog::regions::note(r, &catalog.instances)),
         gpu_note: opts.filters.gpus_taken(catalog),
     })
+}
+
+/// The scenario with `--egress-gb`'s data out in place of its own, where the option is given.
+fn with_stated_egress(scenario: &Scenario, opts: &RankOptions) -> Option<Scenario> {
+    let gb = opts.egress_gb?;
+    let mut s = scenario.clone();
+    s.egress = Some(crate::value::scenario::EgressNeed {
+        gb,
+        what: "stated with --egress-gb".into(),
+    });
+    Some(s)
+}
+
+/// Every catalog instance costed: the ranked rows (not yet ordered), the excluded ones with
+/// why, and the efficiency factors the rows used (with the factors derived from results).
+fn cost_every_instance(
+    costing: &Costing<'_>,
+) -> Result<(Vec<RankRow>, Vec<Excluded>, Vec<Efficiency>)> {
+    let mut rows = Vec::new();
+    let mut excluded = Vec::new();
+    let mut used = Used::new();
+    for (i, inst) in costing.catalog.instances.iter().enumerate() {
+        match costing.row(i, inst)? {
+            Costed::Ranked(row, factors) => {
+                rows.push(*row);
+                for e in factors {
+                    remember(&mut used, e);
+                }
+            }
+            Costed::Excluded(reason) => excluded.push(Excluded {
+                instance: inst.key(),
+                reason,
+            }),
+            Costed::NotSelected => {}
+        }
+    }
+    for (f, (x, n, files)) in &costing.resolver.derived {
+        if !f.sources().is_empty() {
+            remember(&mut used, efficiency(*f, &derived_factor(*x, *n, files)));
+        }
+    }
+    Ok((rows, excluded, used.into_values().collect()))
 }
 
 fn one() -> u32 {
