@@ -58,6 +58,36 @@ pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
             );
         }
     }
+    check_memory(s, at)?;
+    if let Some(d) = &s.decode {
+        check_decode(d, &format!("{at}.decode"))?;
+    }
+    check_collectives(s, at)?;
+    if let Some(e) = &s.egress {
+        in_range(e.gb, 0.0, 1e9, &format!("{at}.egress.gb"), "GB per job")?;
+    }
+    if let Some(h) = s.job.as_ref().and_then(|j| j.steady_hours) {
+        in_range(
+            h,
+            1e-3,
+            1e6,
+            &format!("{at}.job.steady_hours"),
+            "a number of hours",
+        )?;
+    }
+    if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
+        && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
+    {
+        bail!(
+            "{at}.job.output.amount: expected an amount in 0 < amount <= {MAX_WORK:e}, found {}",
+            o.amount
+        );
+    }
+    Ok(())
+}
+
+/// The memory a scenario asks of a GPU, an instance and its shards, each in its range.
+fn check_memory(s: &Scenario, at: &str) -> Result<()> {
     if let Some(m) = s.min_gpu_memory_gb {
         in_range(
             m,
@@ -94,72 +124,53 @@ pub(super) fn check_scenario(s: &Scenario, at: &str) -> Result<()> {
             "a number of GB",
         )?;
     }
-    if let Some(d) = &s.decode {
-        let d_at = format!("{at}.decode");
-        in_range(
-            d.tokens,
-            1.0,
-            MAX_WORK,
-            &format!("{d_at}.tokens"),
-            "a number of tokens",
-        )?;
-        in_range(
-            d.weight_gb,
-            0.0,
-            1e6,
-            &format!("{d_at}.weight_gb"),
-            "a number of GB",
-        )?;
-        in_range(
-            d.kv_mb_per_token,
-            1e-6,
-            1e4,
-            &format!("{d_at}.kv_mb_per_token"),
-            "a number of MB",
-        )?;
-        in_range(
-            d.context_tokens,
-            1.0,
-            1e8,
-            &format!("{d_at}.context_tokens"),
-            "a number of tokens",
-        )?;
-        in_range(
-            d.max_batch,
-            1.0,
-            1e6,
-            &format!("{d_at}.max_batch"),
-            "a batch size",
-        )?;
-        in_range(
-            d.memory_use,
-            0.05,
-            1.0,
-            &format!("{d_at}.memory_use"),
-            "a share",
-        )?;
-    }
-    check_collectives(s, at)?;
-    if let Some(e) = &s.egress {
-        in_range(e.gb, 0.0, 1e9, &format!("{at}.egress.gb"), "GB per job")?;
-    }
-    if let Some(h) = s.job.as_ref().and_then(|j| j.steady_hours) {
-        in_range(
-            h,
-            1e-3,
-            1e6,
-            &format!("{at}.job.steady_hours"),
-            "a number of hours",
-        )?;
-    }
-    if let Some(o) = s.job.as_ref().and_then(|j| j.output.as_ref())
-        && !(o.amount.is_finite() && o.amount > 0.0 && o.amount <= MAX_WORK)
-    {
-        bail!(
-            "{at}.job.output.amount: expected an amount in 0 < amount <= {MAX_WORK:e}, found {}",
-            o.amount
-        );
-    }
+    Ok(())
+}
+
+/// A decode block's numbers (tokens, weights, KV cache, context, batch, memory share).
+fn check_decode(d: &Decode, d_at: &str) -> Result<()> {
+    in_range(
+        d.tokens,
+        1.0,
+        MAX_WORK,
+        &format!("{d_at}.tokens"),
+        "a number of tokens",
+    )?;
+    in_range(
+        d.weight_gb,
+        0.0,
+        1e6,
+        &format!("{d_at}.weight_gb"),
+        "a number of GB",
+    )?;
+    in_range(
+        d.kv_mb_per_token,
+        1e-6,
+        1e4,
+        &format!("{d_at}.kv_mb_per_token"),
+        "a number of MB",
+    )?;
+    in_range(
+        d.context_tokens,
+        1.0,
+        1e8,
+        &format!("{d_at}.context_tokens"),
+        "a number of tokens",
+    )?;
+    in_range(
+        d.max_batch,
+        1.0,
+        1e6,
+        &format!("{d_at}.max_batch"),
+        "a batch size",
+    )?;
+    in_range(
+        d.memory_use,
+        0.05,
+        1.0,
+        &format!("{d_at}.memory_use"),
+        "a share",
+    )?;
     Ok(())
 }
 
