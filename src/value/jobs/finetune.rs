@@ -65,19 +65,7 @@ impl Finetune {
                 m.hidden
             ),
             min_gpu_memory_gb: None,
-            memory_floor: vec![
-                MemoryNeed {
-                    what: format!(
-                        "checkpointed activations of one {}-token sequence (2 bytes x sequence x hidden x layers)",
-                        self.seq_len
-                    ),
-                    gb: activations,
-                },
-                MemoryNeed {
-                    what: "framework workspace".into(),
-                    gb: 2.0,
-                },
-            ],
+            memory_floor: self.memory_floor(activations),
             min_vcpus_per_gpu: None,
             job: Some(Job {
                 name: format!(
@@ -107,33 +95,56 @@ impl Finetune {
             sharded_memory: sharded,
             decode: None,
             serving: None,
-            collectives: Some(Collectives {
-                // ZeRO-3 / FSDP: the FP16 weights all-gathered for the forward and again for
-                // the backward, the FP16 gradients reduce-scattered (full); LoRA gathers the
-                // frozen base twice (its adapters' gradients are negligible).
-                bytes_per_step: match self.method {
-                    Method::Full => 3.0,
-                    Method::Lora | Method::Qlora => 2.0,
-                } * (self.model.params - self.expert_parallel_params())
-                    * match self.method {
-                        Method::Qlora => 0.5,
-                        _ => 2.0,
-                    },
-                steps: (self.tokens / (GLOBAL_BATCH * self.seq_len)).ceil(),
-                what: match self.method {
-                    Method::Full => {
-                        "weight all-gathers (forward, backward) and gradient reduce-scatter"
-                    }
-                    Method::Lora | Method::Qlora => {
-                        "all-gathers of the frozen base (forward, backward)"
-                    }
-                }
-                .into(),
-                parallelism: Parallelism::Data,
-                all_to_all: self.all_to_all_per_step(),
-            }),
+            collectives: Some(self.collectives()),
             egress: Some(finetune_egress(self.method, m.params)),
         })
+    }
+
+    /// What a GPU holds beside the sharded state: one sequence's checkpointed activations
+    /// and the framework's workspace.
+    fn memory_floor(&self, activations: f64) -> Vec<MemoryNeed> {
+        vec![
+            MemoryNeed {
+                what: format!(
+                    "checkpointed activations of one {}-token sequence (2 bytes x sequence x hidden x layers)",
+                    self.seq_len
+                ),
+                gb: activations,
+            },
+            MemoryNeed {
+                what: "framework workspace".into(),
+                gb: 2.0,
+            },
+        ]
+    }
+
+    /// The collectives of one optimizer step across the data-parallel GPUs.
+    fn collectives(&self) -> Collectives {
+        Collectives {
+            // ZeRO-3 / FSDP: the FP16 weights all-gathered for the forward and again for
+            // the backward, the FP16 gradients reduce-scattered (full); LoRA gathers the
+            // frozen base twice (its adapters' gradients are negligible).
+            bytes_per_step: match self.method {
+                Method::Full => 3.0,
+                Method::Lora | Method::Qlora => 2.0,
+            } * (self.model.params - self.expert_parallel_params())
+                * match self.method {
+                    Method::Qlora => 0.5,
+                    _ => 2.0,
+                },
+            steps: (self.tokens / (GLOBAL_BATCH * self.seq_len)).ceil(),
+            what: match self.method {
+                Method::Full => {
+                    "weight all-gathers (forward, backward) and gradient reduce-scatter"
+                }
+                Method::Lora | Method::Qlora => {
+                    "all-gathers of the frozen base (forward, backward)"
+                }
+            }
+            .into(),
+            parallelism: Parallelism::Data,
+            all_to_all: self.all_to_all_per_step(),
+        }
     }
 }
 
