@@ -38,68 +38,13 @@ pub(super) fn measured_figures(
     let mut by_place = ByPlace::new();
     let mut machines = Vec::new();
     for (name, r) in results {
-        let mut rejected = None;
         let matched = catalog.match_adapter(r.catalog_name());
         let gpu = matched.map(|g| g.id.clone());
-        if let (Some(cg), false) = (matched, r.adapter.software) {
-            let mut units: std::collections::BTreeSet<Rate> =
-                figures.iter().flat_map(|f| f.chain()).collect();
-            // One implausible figure makes the whole file suspect (it is likely of another
-            // device), latency included, which has no datasheet to check it against.
-            let odd: Vec<String> = units
-                .iter()
-                .filter_map(|&u| implausible(cg, u, u.measured(r)?))
-                .collect();
-            if !odd.is_empty() {
-                let (what, skip) = if opts.use_implausible {
-                    ("used as measured (--use-implausible)".to_string(), false)
-                } else {
-                    (
-                        format!(
-                            "none of its figures is used as {}'s (--use-implausible uses them)",
-                            cg.name
-                        ),
-                        true,
-                    )
-                };
-                notes.push(format!("{name}: {}; {what}", odd.join("; ")));
-                if skip {
-                    units.clear();
-                    rejected = Some(format!(
-                        "its figures are implausible for {} ({}): not compared (--use-implausible)",
-                        cg.name,
-                        odd.first().map_or("", String::as_str)
-                    ));
-                }
-            }
-            for u in units {
-                let Some(v) = u.measured(r) else { continue };
-                by_place
-                    .entry((cg.id.clone(), u))
-                    .or_default()
-                    .entry(crate::value::fleet::place(r))
-                    .or_default()
-                    .push((v, name.clone()));
-            }
-        }
-        let mut uses = Vec::new();
-        let mut complete = true;
-        for &f in figures {
-            let found = f
-                .chain()
-                .into_iter()
-                .find_map(|u| Some((u, u.measured(r)?)));
-            match found {
-                Some((u, v)) => {
-                    uses.push(if u == f {
-                        FigureUse::new(f, v, Derivation::Measured, format!("measured in {name}"))
-                    } else {
-                        FigureUse::new(f, v, Derivation::StandsIn { used: u }, stand_in_basis(f, u))
-                    });
-                }
-                None => complete = false,
-            }
-        }
+        let rejected = match (matched, r.adapter.software) {
+            (Some(cg), false) => place_figures(cg, figures, name, r, opts, notes, &mut by_place),
+            _ => None,
+        };
+        let (uses, complete) = figure_uses(figures, name, r);
         // One adapter, its memory the catalog's (a GPU the catalog lacks decodes at the
         // server's batch limit: its memory is not known here).
         let mem = matched
@@ -132,6 +77,82 @@ pub(super) fn measured_figures(
         })
         .collect();
     (measured, machines)
+}
+
+/// A real GPU's results file: its figures filed under the catalog GPU and the place they
+/// were measured, unless one is implausible for that GPU (then the file is noted and, unless
+/// `--use-implausible`, none of its figures is used: the reason is returned).
+fn place_figures(
+    cg: &GpuSpec,
+    figures: &[Rate],
+    name: &str,
+    r: &ResultsFile,
+    opts: &RankOptions,
+    notes: &mut Vec<String>,
+    by_place: &mut ByPlace,
+) -> Option<String> {
+    let units: std::collections::BTreeSet<Rate> = figures.iter().flat_map(|f| f.chain()).collect();
+    // One implausible figure makes the whole file suspect (it is likely of another
+    // device), latency included, which has no datasheet to check it against.
+    let odd: Vec<String> = units
+        .iter()
+        .filter_map(|&u| implausible(cg, u, u.measured(r)?))
+        .collect();
+    if !odd.is_empty() {
+        let (what, skip) = if opts.use_implausible {
+            ("used as measured (--use-implausible)".to_string(), false)
+        } else {
+            (
+                format!(
+                    "none of its figures is used as {}'s (--use-implausible uses them)",
+                    cg.name
+                ),
+                true,
+            )
+        };
+        notes.push(format!("{name}: {}; {what}", odd.join("; ")));
+        if skip {
+            return Some(format!(
+                "its figures are implausible for {} ({}): not compared (--use-implausible)",
+                cg.name,
+                odd.first().map_or("", String::as_str)
+            ));
+        }
+    }
+    for u in units {
+        let Some(v) = u.measured(r) else { continue };
+        by_place
+            .entry((cg.id.clone(), u))
+            .or_default()
+            .entry(crate::value::fleet::place(r))
+            .or_default()
+            .push((v, name.to_string()));
+    }
+    None
+}
+
+/// The scenario's figures as this file measured them (or a figure that stands in), and
+/// whether it measured every one.
+fn figure_uses(figures: &[Rate], name: &str, r: &ResultsFile) -> (Vec<FigureUse>, bool) {
+    let mut uses = Vec::new();
+    let mut complete = true;
+    for &f in figures {
+        let found = f
+            .chain()
+            .into_iter()
+            .find_map(|u| Some((u, u.measured(r)?)));
+        match found {
+            Some((u, v)) => {
+                uses.push(if u == f {
+                    FigureUse::new(f, v, Derivation::Measured, format!("measured in {name}"))
+                } else {
+                    FigureUse::new(f, v, Derivation::StandsIn { used: u }, stand_in_basis(f, u))
+                });
+            }
+            None => complete = false,
+        }
+    }
+    (uses, complete)
 }
 
 /// Each figure's value in `uses` (NaN for one it lacks: no term asks for it).
