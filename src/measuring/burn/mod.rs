@@ -378,16 +378,8 @@ fn burn_one(
         windows: Vec::new(),
     };
     let flops = 2.0 * (n as f64).powi(3);
-    // Warm-up: batches until its end, doubling the batch until one lasts >= 100 ms.
     progress("warming up");
-    let mut iters = 1u32;
-    while Instant::now() < warm_end && !crate::interrupt::requested() {
-        let t = Instant::now();
-        dev.run(iters, None)?;
-        if t.elapsed() < Duration::from_millis(100) && iters < 1 << 16 {
-            iters *= 2;
-        }
-    }
+    let iters = warm_up(dev, warm_end)?;
     // The warm-up's checks count too: a bad GPU is bad from the first product.
     let (warm_bad, warm_nan) = dev.take_counts()?;
     let mut done = 0u64;
@@ -434,6 +426,32 @@ fn burn_one(
         return Ok(());
     }
     progress("VRAM test");
+    vram_after_load(dev, opts, sched, record, covered_load, progress)
+}
+
+/// Warm-up: batches until `end`, doubling the batch until one lasts 100 ms or more; the
+/// batch size the windows then run.
+fn warm_up(dev: &mut dyn BurnDevice, end: Instant) -> Result<u32> {
+    let mut iters = 1u32;
+    while Instant::now() < end && !crate::interrupt::requested() {
+        let t = Instant::now();
+        dev.run(iters, None)?;
+        if t.elapsed() < Duration::from_millis(100) && iters < 1 << 16 {
+            iters *= 2;
+        }
+    }
+    Ok(iters)
+}
+
+/// The VRAM test after the load, and what the whole burn covered, in words.
+fn vram_after_load(
+    dev: &mut dyn BurnDevice,
+    opts: &BurnOptions,
+    sched: &Schedule,
+    record: &mut BurnRecord,
+    covered_load: String,
+    progress: &dyn Fn(&str),
+) -> Result<()> {
     let v = vram::test(dev, opts, sched, progress)?;
     record.covered = format!(
         "{covered_load}; VRAM {} x {} pass(es){}",
