@@ -49,9 +49,7 @@ pub(super) fn read_rows(
     let mut rows = Vec::new();
     let mut faults = Vec::new();
     let mut next_line = 2;
-    // Line numbers counted from the record's byte offset (the csv crate's own count is one
-    // too low in CRLF files): the line breaks before its first character, plus one.
-    let (mut counted_to, mut breaks) = (0usize, 0usize);
+    let mut lines = LineCounter::default();
     for rec in rdr.records() {
         let rec = match rec {
             Ok(rec) => rec,
@@ -67,18 +65,7 @@ pub(super) fn read_rows(
             }
         };
         let line = match rec.position() {
-            Some(p) => {
-                // After a CR the csv crate starts the next record at the LF: skip it.
-                let mut at = (p.byte() as usize).min(data.len());
-                while at < data.len() && matches!(data[at], b'\r' | b'\n') {
-                    at += 1;
-                }
-                if at >= counted_to {
-                    breaks += data[counted_to..at].iter().filter(|b| **b == b'\n').count();
-                    counted_to = at;
-                }
-                breaks + 1
-            }
+            Some(p) => lines.line_at(data, p.byte() as usize),
             None => next_line,
         };
         next_line = line + 1;
@@ -115,6 +102,34 @@ pub(super) fn read_rows(
         }
     }
     Ok((rows, faults))
+}
+
+/// Line numbers counted from a record's byte offset (the csv crate's own count is one too
+/// low in CRLF files): the line breaks before its first character, plus one. Records come
+/// in order, so the breaks are counted once, up to the furthest offset asked so far.
+#[derive(Default)]
+struct LineCounter {
+    counted_to: usize,
+    breaks: usize,
+}
+
+impl LineCounter {
+    /// The line of the record that starts at byte `byte` of `data`.
+    fn line_at(&mut self, data: &[u8], byte: usize) -> usize {
+        // After a CR the csv crate starts the next record at the LF: skip it.
+        let mut at = byte.min(data.len());
+        while at < data.len() && matches!(data[at], b'\r' | b'\n') {
+            at += 1;
+        }
+        if at >= self.counted_to {
+            self.breaks += data[self.counted_to..at]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            self.counted_to = at;
+        }
+        self.breaks + 1
+    }
 }
 
 /// Header step: finds each column by name; the first five are required.
