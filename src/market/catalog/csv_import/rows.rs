@@ -182,19 +182,7 @@ fn row(
 ) -> Result<Row, Vec<(Option<&'static str>, String)>> {
     let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
     let mut faults = Vec::new();
-    if let Some(long) = rec
-        .iter()
-        .find(|f| f.chars().count() > crate::market::catalog::MAX_NAME_CHARS)
-    {
-        faults.push((
-            None,
-            format!(
-                "a field of {} characters, more than the {} a name may have",
-                long.chars().count(),
-                crate::market::catalog::MAX_NAME_CHARS
-            ),
-        ));
-    }
+    faults.extend(too_long(rec));
     let mut take = |column: &'static str, r: Result<Option<f64>, String>| {
         r.unwrap_or_else(|e| {
             faults.push((Some(column), e));
@@ -253,16 +241,39 @@ fn row(
         );
         return Ok(r);
     }
+    set_prices(&mut r, price, spot, &get(cols.spot), found);
+    Ok(r)
+}
+
+/// The fault of a record with a field longer than a name may be, if it has one.
+fn too_long(rec: &csv::StringRecord) -> Option<(Option<&'static str>, String)> {
+    let long = rec
+        .iter()
+        .find(|f| f.chars().count() > crate::market::catalog::MAX_NAME_CHARS)?;
+    Some((
+        None,
+        format!(
+            "a field of {} characters, more than the {} a name may have",
+            long.chars().count(),
+            crate::market::catalog::MAX_NAME_CHARS
+        ),
+    ))
+}
+
+/// The row's on-demand and spot prices from their cells, each finding said: an empty
+/// on-demand price is a warning, a bad one an error; a spot price of zero (`spot_text`)
+/// is no spot price, with a warning, another bad one an error.
+fn set_prices(r: &mut Row, price: Cell, spot: Cell, spot_text: &str, found: &mut LineFindings) {
     match price {
         Cell::Price(v) => r.price = Some(v),
         Cell::Empty => found.push(
-            &r,
+            r,
             Severity::Warning,
             Some("Price"),
             "empty on-demand price: this line gives no on-demand price".into(),
         ),
         Cell::Bad(why) => found.push(
-            &r,
+            r,
             Severity::Error,
             Some("Price"),
             format!("{why}; left out of the on-demand price"),
@@ -273,18 +284,17 @@ fn row(
         Cell::Empty => {}
         // A zero spot price is how some feeds say "no spot market" (every Vast row): the
         // same as an empty cell, said as a warning; other bad spot prices are errors.
-        Cell::Bad(why) if get(cols.spot).parse::<f64>() == Ok(0.0) => found.push(
-            &r,
+        Cell::Bad(why) if spot_text.parse::<f64>() == Ok(0.0) => found.push(
+            r,
             Severity::Warning,
             Some("SpotPrice"),
             format!("{why}; read as no spot price"),
         ),
         Cell::Bad(why) => found.push(
-            &r,
+            r,
             Severity::Error,
             Some("SpotPrice"),
             format!("{why}; left out of the spot price"),
         ),
     }
-    Ok(r)
 }
