@@ -77,6 +77,64 @@ fn count_in_name(name: &str) -> Option<u32> {
     None
 }
 
+/// Check step: an instance row has a source and a valid as-of date.
+fn check_sourced_dated(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+    let (file, path) = (at.file, &at.path);
+    if inst.source.trim().is_empty() {
+        out.push(
+            Severity::Error,
+            file,
+            format!("{path}.source"),
+            at.row.clone(),
+            "price has no source".into(),
+        );
+    }
+    if inst.as_of.trim().is_empty() {
+        out.push(
+            Severity::Error,
+            file,
+            format!("{path}.as_of"),
+            at.row.clone(),
+            "price has no as-of date: an undated price cannot be trusted".into(),
+        );
+    } else if let Err(e) = crate::files::check_date(&inst.as_of) {
+        out.push(
+            Severity::Error,
+            file,
+            format!("{path}.as_of"),
+            at.row.clone(),
+            e,
+        );
+    }
+}
+
+/// Check step: the row's hardware figures, where stated, lie in their physical ranges.
+fn check_physical_ranges(inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+    let (file, path) = (at.file, &at.path);
+    for (field, v, hi) in [
+        ("ram_gib", inst.ram_gib, 1e6),
+        ("gpu_memory_gb", inst.gpu_memory_gb, 1e4),
+        ("vcpu", inst.vcpu.map(f64::from), 1e5),
+        (
+            "interconnect.bus_gbps",
+            inst.interconnect.as_ref().map(|i| i.bus_gbps),
+            1e5,
+        ),
+    ] {
+        if let Some(x) = v
+            && !(x.is_finite() && x > 0.0 && x <= hi)
+        {
+            out.push(
+                Severity::Error,
+                file,
+                format!("{path}.{field}"),
+                at.row.clone(),
+                format!("must be null or in the physical range 0 < {field} <= {hi:e}, found {x}"),
+            );
+        }
+    }
+}
+
 /// Why a row's GPU id is not in the catalog, in words: an accelerator name that could be
 /// several GPUs, one that is no GPU the catalog knows, or a JSON row's unknown id.
 fn unknown_gpu_message(id: &str) -> String {
@@ -494,57 +552,15 @@ impl Catalog {
 
     /// Check step: an instance row is sourced, dated, names a known GPU and a plausible count.
     fn check_instance_fields(&self, inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
+        check_sourced_dated(inst, at, out);
+        check_physical_ranges(inst, at, out);
+        self.check_gpu_and_count(inst, at, out);
+    }
+
+    /// Check step: the row names a known GPU model, and a GPU count that is plausible and
+    /// agrees with the count its instance type states.
+    fn check_gpu_and_count(&self, inst: &Instance, at: &RowAt<'_>, out: &mut Findings) {
         let (file, path) = (at.file, &at.path);
-        if inst.source.trim().is_empty() {
-            out.push(
-                Severity::Error,
-                file,
-                format!("{path}.source"),
-                at.row.clone(),
-                "price has no source".into(),
-            );
-        }
-        if inst.as_of.trim().is_empty() {
-            out.push(
-                Severity::Error,
-                file,
-                format!("{path}.as_of"),
-                at.row.clone(),
-                "price has no as-of date: an undated price cannot be trusted".into(),
-            );
-        } else if let Err(e) = crate::files::check_date(&inst.as_of) {
-            out.push(
-                Severity::Error,
-                file,
-                format!("{path}.as_of"),
-                at.row.clone(),
-                e,
-            );
-        }
-        for (field, v, hi) in [
-            ("ram_gib", inst.ram_gib, 1e6),
-            ("gpu_memory_gb", inst.gpu_memory_gb, 1e4),
-            ("vcpu", inst.vcpu.map(f64::from), 1e5),
-            (
-                "interconnect.bus_gbps",
-                inst.interconnect.as_ref().map(|i| i.bus_gbps),
-                1e5,
-            ),
-        ] {
-            if let Some(x) = v
-                && !(x.is_finite() && x > 0.0 && x <= hi)
-            {
-                out.push(
-                    Severity::Error,
-                    file,
-                    format!("{path}.{field}"),
-                    at.row.clone(),
-                    format!(
-                        "must be null or in the physical range 0 < {field} <= {hi:e}, found {x}"
-                    ),
-                );
-            }
-        }
         if self.gpu(&inst.gpu).is_none() {
             out.push(
                 Severity::Error,

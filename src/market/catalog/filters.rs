@@ -130,32 +130,39 @@ impl Filters {
     /// Why the filters select nothing in `catalog`, naming the filter that matches no
     /// instance and the values that exist; None when some instance is selected.
     pub fn unmatched(&self, catalog: &Catalog) -> Option<String> {
-        let gpu_of = |i: &Instance| catalog.gpu(&i.gpu);
-        let selects = |f: &Filters| {
-            catalog.instances.iter().any(|i| {
-                !matches!(
-                    Filters {
-                        min_gpu_memory_gb: None,
-                        ..f.clone()
-                    }
-                    .admit(i, gpu_of(i), None),
-                    Admission::NotSelected
-                )
-            })
-        };
-        // At most 12 values, and how many more: a catalog with feed snapshots has hundreds.
-        let listing = |mut v: Vec<String>| {
-            v.sort();
-            v.dedup();
-            let more = v.len().saturating_sub(12);
-            v.truncate(12);
-            let mut s = v.join(", ");
-            if more > 0 {
-                s.push_str(&format!(" and {more} more"));
+        for (flag, value, f, valid) in self.alone(catalog) {
+            if let Some(v) = value
+                && !selects(catalog, &f)
+            {
+                let wanted = super::regions::Wanted::parse(v);
+                if flag == "--region" && !matches!(wanted, super::regions::Wanted::Name(_)) {
+                    return Some(format!(
+                        "--region {v}: no catalog instance is in {} (a country or area: ISO codes such as cn, us, de, or eu, asia, na)",
+                        wanted.describe()
+                    ));
+                }
+                return Some(format!(
+                    "{flag} {v}: matches no catalog instance (a part of the name, any case); the catalog has {valid}"
+                ));
             }
-            s
-        };
-        let alone = [
+        }
+        if !selects(catalog, self) {
+            return Some(
+                "--provider, --gpu and --region together match no catalog instance (each matches some on its own)"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// Each name filter on its own: its flag, its value, the filters with it alone, and
+    /// the values the catalog has for it, in words.
+    fn alone<'a>(
+        &'a self,
+        catalog: &Catalog,
+    ) -> [(&'static str, &'a Option<String>, Filters, String); 3] {
+        let gpu_of = |i: &Instance| catalog.gpu(&i.gpu);
+        [
             (
                 "--provider",
                 &self.provider,
@@ -208,29 +215,34 @@ impl Filters {
                     )
                 ),
             ),
-        ];
-        for (flag, value, f, valid) in alone {
-            if let Some(v) = value
-                && !selects(&f)
-            {
-                let wanted = super::regions::Wanted::parse(v);
-                if flag == "--region" && !matches!(wanted, super::regions::Wanted::Name(_)) {
-                    return Some(format!(
-                        "--region {v}: no catalog instance is in {} (a country or area: ISO codes such as cn, us, de, or eu, asia, na)",
-                        wanted.describe()
-                    ));
-                }
-                return Some(format!(
-                    "{flag} {v}: matches no catalog instance (a part of the name, any case); the catalog has {valid}"
-                ));
-            }
-        }
-        if !selects(self) {
-            return Some(
-                "--provider, --gpu and --region together match no catalog instance (each matches some on its own)"
-                    .into(),
-            );
-        }
-        None
+        ]
     }
+}
+
+/// Whether `f`, its memory floor aside, selects some instance of `catalog`.
+fn selects(catalog: &Catalog, f: &Filters) -> bool {
+    catalog.instances.iter().any(|i| {
+        !matches!(
+            Filters {
+                min_gpu_memory_gb: None,
+                ..f.clone()
+            }
+            .admit(i, catalog.gpu(&i.gpu), None),
+            Admission::NotSelected
+        )
+    })
+}
+
+/// Values as a sorted list without repeats, at most 12 and how many more: a catalog with
+/// feed snapshots has hundreds.
+fn listing(mut v: Vec<String>) -> String {
+    v.sort();
+    v.dedup();
+    let more = v.len().saturating_sub(12);
+    v.truncate(12);
+    let mut s = v.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
 }

@@ -323,53 +323,70 @@ pub fn place(provider: &str, region: &str) -> Option<Place> {
     if let Some((_, c)) = CITIES.iter().find(|(w, _)| squashed.contains(w)) {
         return country(c);
     }
-    // DigitalOcean's slugs: a city's airport code and a number (nyc1, ams3, sgp1).
+    if let Some(c) = slug_code(&squashed) {
+        return country(c);
+    }
+    if let Some(c) = named_country(&r, &squashed) {
+        return country(c);
+    }
+    let first = r.split(['-', '_', ' ']).next().unwrap_or("");
+    if let Some(c) = leading_code(first, &squashed) {
+        return country(c);
+    }
+    area_only(first)
+}
+
+/// DigitalOcean's slugs: a city's airport code and a number (nyc1, ams3, sgp1); the
+/// country code of the city, if it is one of theirs.
+fn slug_code(squashed: &str) -> Option<&'static str> {
     let letters: String = squashed
         .chars()
         .take_while(char::is_ascii_alphabetic)
         .collect();
-    if (2..=3).contains(&letters.len())
+    if !((2..=3).contains(&letters.len())
         && squashed[letters.len()..]
             .chars()
-            .all(|c| c.is_ascii_digit())
+            .all(|c| c.is_ascii_digit()))
     {
-        let code = match letters.as_str() {
-            "nyc" | "ny" | "sfo" | "atl" | "ric" => Some("US"),
-            "tyo" => Some("JP"),
-            "ams" => Some("NL"),
-            "fra" => Some("DE"),
-            "lon" => Some("GB"),
-            "tor" => Some("CA"),
-            "blr" => Some("IN"),
-            "sgp" => Some("SG"),
-            "syd" => Some("AU"),
-            _ => None,
-        };
-        if let Some(c) = code {
-            return country(c);
-        }
+        return None;
     }
-    // A word of the name that is a country's code or name, digits aside (Shadeform's
-    // `austin-usa-1`, Hyperstack's `CANADA-1`, Verda's `FIN-01`, Jarvislabs' `IN2`).
+    match letters.as_str() {
+        "nyc" | "ny" | "sfo" | "atl" | "ric" => Some("US"),
+        "tyo" => Some("JP"),
+        "ams" => Some("NL"),
+        "fra" => Some("DE"),
+        "lon" => Some("GB"),
+        "tor" => Some("CA"),
+        "blr" => Some("IN"),
+        "sgp" => Some("SG"),
+        "syd" => Some("AU"),
+        _ => None,
+    }
+}
+
+/// The code of a country the region's name names: a word that is a country's code or
+/// name, digits aside (Shadeform's `austin-usa-1`, Hyperstack's `CANADA-1`, Verda's
+/// `FIN-01`, Jarvislabs' `IN2`), else a country's name within it (Spheron's "Finland 3").
+fn named_country(r: &str, squashed: &str) -> Option<&'static str> {
     for token in r.split(|c: char| !c.is_ascii_alphanumeric()) {
         let w = token.trim_end_matches(|c: char| c.is_ascii_digit());
         if w.len() < 2 {
             continue;
         }
         if let Some((c, _, _)) = COUNTRIES.iter().find(|(_, _, words)| words.contains(&w)) {
-            return country(c);
+            return Some(*c);
         }
     }
-    // A country's name in the region (Spheron's "Finland 3").
-    if let Some((c, _, _)) = COUNTRIES
+    COUNTRIES
         .iter()
         .find(|(_, _, words)| words.iter().any(|w| w.len() >= 5 && squashed.contains(w)))
-    {
-        return country(c);
-    }
-    // The first word names the country (`us-east-1`, `cn-hangzhou`, `uk-london-1`,
-    // Tencent's `na-ashburn`), or Azure's US regions (`eastus`, `southcentralus`).
-    let first = r.split(['-', '_', ' ']).next().unwrap_or("");
+        .map(|(c, _, _)| *c)
+}
+
+/// The code of the country the first word names (`us-east-1`, `cn-hangzhou`,
+/// `uk-london-1`, Tencent's `na-ashburn`), or US for Azure's US regions (`eastus`,
+/// `southcentralus`).
+fn leading_code(first: &str, squashed: &str) -> Option<&'static str> {
     let lead = match first {
         "us" | "usa" | "na" | "northamerica" => Some("US"),
         "cn" => Some("CN"),
@@ -386,17 +403,18 @@ pub fn place(provider: &str, region: &str) -> Option<Place> {
         "nl" => Some("NL"),
         _ => None,
     };
-    if let Some(c) = lead {
-        return country(c);
+    if lead.is_some() {
+        return lead;
     }
-    if squashed.ends_with("us")
+    (squashed.ends_with("us")
         || squashed.ends_with("us2")
         || squashed.ends_with("us3")
-        || squashed.starts_with("us")
-    {
-        return country("US");
-    }
-    // An area without a country (a region `eu-...` no table knows): the area alone.
+        || squashed.starts_with("us"))
+    .then_some("US")
+}
+
+/// An area without a country (a region `eu-...` no table knows): the area alone.
+fn area_only(first: &str) -> Option<Place> {
     let area = match first {
         "eu" | "europe" => Some("eu"),
         "ap" | "asia" => Some("as"),

@@ -11,9 +11,9 @@
 //! size (no zip bomb); read in memory, never extracted to disk.
 
 use super::http::{Client, FetchError};
+use super::offers;
 use super::snapshot::FileRecord;
 use super::{Fetch, Source};
-use crate::market::catalog::names::StatedMemory;
 use crate::market::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
@@ -154,12 +154,39 @@ pub fn rows(
 ) -> Result<(Vec<Instance>, String)> {
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let head = r.headers().context("no header")?.clone();
+    let c = columns(&head)?;
+    let (by, tally) = join_prices(&mut r, &c)?;
+    let what = format!(
+        "dstack gpuhunt catalog {provider} {version} ({BASE}/{provider}/{version}/catalog.zip)"
+    );
+    let specs = offers::specs();
+    let mut out = Vec::new();
+    for ((name, location), joined) in by {
+        if !joined.0.contains_key(&PricingModel::OnDemand)
+            && !joined.0.contains_key(&PricingModel::Spot)
+        {
+            continue;
+        }
+        let base = offers::fetched_row(ours, &what, fetched_at, sha256, Confidence::Medium);
+        out.push(instance(base, provider, name, location, joined, &specs));
+    }
+    let Tally { read, no_gpu, bad } = tally;
+    let said = format!(
+        "{read} rows read, {} instances (on demand and spot joined), {no_gpu} without a GPU, {bad} with no usable price or a share of a GPU",
+        out.len()
+    );
+    Ok((out, said))
+}
+
+/// The positions of the columns read, in the order instance_name, location, price, cpu,
+/// memory, gpu_count, gpu_name, gpu_memory, spot; an error names the first one missing.
+fn columns(head: &csv::StringRecord) -> Result<[usize; 9]> {
     let col = |name: &str| {
         head.iter()
             .position(|h| h == name)
             .ok_or_else(|| anyhow::anyhow!("no column {name:?} (gpuhunt's v2 columns)"))
     };
-    let c = [
+    Ok([
         col("instance_name")?,
         col("location")?,
         col("price")?,
@@ -169,10 +196,28 @@ pub fn rows(
         col("gpu_name")?,
         col("gpu_memory")?,
         col("spot")?,
-    ];
-    // (name, location) -> prices by kind, [cpu, memory, gpu_count, gpu_name, gpu_memory], line
-    type Joined = (BTreeMap<PricingModel, f64>, [String; 5], usize);
-    let mut by: BTreeMap<(String, String), Joined> = BTreeMap::new();
+    ])
+}
+
+/// One (name, location)'s prices by kind, its [cpu, memory, gpu_count, gpu_name, gpu_memory]
+/// as the first of its lines states them, and that line.
+type Joined = (BTreeMap<PricingModel, f64>, [String; 5], usize);
+
+/// The joined lines by (name, location).
+type ByPlace = BTreeMap<(String, String), Joined>;
+
+/// How many lines were read, had no GPU, or had no usable price or a share of a GPU.
+struct Tally {
+    read: usize,
+    no_gpu: usize,
+    bad: usize,
+}
+
+/// The CSV's lines with a GPU and a usable price, on demand and spot joined by (name,
+/// location), the first price of each kind kept; an error for a spot that is neither True
+/// nor False.
+fn join_prices(r: &mut csv::Reader<&[u8]>, c: &[usize; 9]) -> Result<(ByPlace, Tally)> {
+    let mut by = ByPlace::new();
     let (mut read, mut no_gpu, mut bad) = (0, 0, 0);
     for (i, rec) in r.records().enumerate() {
         let rec = rec.with_context(|| format!("line {}", i + 2))?;
@@ -209,58 +254,40 @@ pub fn rows(
         };
         e.0.entry(m).or_insert(price);
     }
-    let specs = Catalog::embedded().gpus;
-    let mut out = Vec::new();
-    for ((name, location), (prices, [cpu, ram, count, gpu_name, gpu_gb], line)) in by {
-        if !prices.contains_key(&PricingModel::OnDemand)
-            && !prices.contains_key(&PricingModel::Spot)
-        {
-            continue;
-        }
-        let n: u32 = count.parse::<f64>().map_or(0, |v| v as u32);
-        let memory = gpu_gb
-            .parse::<f64>()
-            .ok()
-            .filter(|g| *g > 0.0)
-            .map(|g| StatedMemory {
-                value: g,
-                gpu_count: 1.0,
-                prefer: Some(1),
-            });
-        let (gpu, gpu_mem, why) =
-            crate::market::catalog::csv_import::first_known(&[&gpu_name], memory, n, &specs);
-        out.push(Instance {
-            provider: ours.to_string(),
-            instance_type: name,
-            region: location,
-            gpu,
-            gpu_count: n,
-            vcpu: cpu.parse::<f64>().ok().map(|v| v as u32),
-            ram_gib: ram.parse().ok(),
-            gpu_memory_gb: gpu_mem,
-            prices: prices
-                .into_iter()
-                .map(|(m, p)| (m, Price::list_usd(p)))
-                .collect(),
-            source: format!(
-                "dstack gpuhunt catalog {provider} {version} ({BASE}/{provider}/{version}/catalog.zip), fetched {fetched_at}, sha256 {}",
-                &sha256[..12.min(sha256.len())]
-            ),
-            as_of: fetched_at[..10].to_string(),
-            confidence: Confidence::Medium,
-            retired: None,
-            notes: Some(format!(
-                "{provider}.csv line {line}{}",
-                if why.is_empty() { String::new() } else { format!("; {why}") }
-            )),
-            interconnect: None,
-        });
+    Ok((by, Tally { read, no_gpu, bad }))
+}
+
+/// One joined (name, location) as a catalog row, its GPU model resolved from the GPU name
+/// and memory, on the fields `base` shares with the fetch's other rows.
+fn instance(
+    base: Instance,
+    provider: &str,
+    name: String,
+    location: String,
+    (prices, [cpu, ram, count, gpu_name, gpu_gb], line): Joined,
+    specs: &[crate::market::catalog::GpuSpec],
+) -> Instance {
+    let n: u32 = count.parse::<f64>().map_or(0, |v| v as u32);
+    let memory = offers::per_gpu_memory(gpu_gb.parse::<f64>().ok(), 1);
+    let (gpu, gpu_mem, why) = offers::resolve(&[&gpu_name], memory, n, specs);
+    Instance {
+        instance_type: name,
+        region: location,
+        gpu,
+        gpu_count: n,
+        vcpu: cpu.parse::<f64>().ok().map(|v| v as u32),
+        ram_gib: ram.parse().ok(),
+        gpu_memory_gb: gpu_mem,
+        prices: prices
+            .into_iter()
+            .map(|(m, p)| (m, Price::list_usd(p)))
+            .collect(),
+        notes: Some(format!(
+            "{provider}.csv line {line}{}",
+            offers::why_suffix(&why)
+        )),
+        ..base
     }
-    let said = format!(
-        "{read} rows read, {} instances (on demand and spot joined), {no_gpu} without a GPU, {bad} with no usable price or a share of a GPU",
-        out.len()
-    );
-    Ok((out, said))
 }
 
 #[cfg(test)]

@@ -219,6 +219,38 @@ impl Client {
         Err(fail(format!("{last} (after {ATTEMPTS} attempts)")))
     }
 
+    /// Sends the request to `at`: a POST of the request's body (JSON unless its headers say
+    /// otherwise) where it has one, else a GET, with the request's headers.
+    fn dispatch(
+        &self,
+        at: &str,
+        req: Option<&Request>,
+    ) -> std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let headers = req.map_or(&[][..], |r| &r.headers[..]);
+        match req.and_then(|r| r.body.as_deref()) {
+            Some(body) => {
+                let mut b = self.agent.post(at);
+                for (k, v) in headers {
+                    b = b.header(k, v);
+                }
+                if !headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                {
+                    b = b.header("content-type", "application/json");
+                }
+                b.send(body)
+            }
+            None => {
+                let mut b = self.agent.get(at);
+                for (k, v) in headers {
+                    b = b.header(k, v);
+                }
+                b.call()
+            }
+        }
+    }
+
     /// One attempt, following same-host redirects.
     fn once<T>(
         &self,
@@ -228,30 +260,7 @@ impl Client {
     ) -> std::result::Result<Outcome<T>, (String, Option<Duration>)> {
         let mut at = target.to_string();
         for _ in 0..=MAX_REDIRECTS {
-            let headers = req.map_or(&[][..], |r| &r.headers[..]);
-            let sent = match req.and_then(|r| r.body.as_deref()) {
-                Some(body) => {
-                    let mut b = self.agent.post(&at);
-                    for (k, v) in headers {
-                        b = b.header(k, v);
-                    }
-                    if !headers
-                        .iter()
-                        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-                    {
-                        b = b.header("content-type", "application/json");
-                    }
-                    b.send(body)
-                }
-                None => {
-                    let mut b = self.agent.get(&at);
-                    for (k, v) in headers {
-                        b = b.header(k, v);
-                    }
-                    b.call()
-                }
-            };
-            let mut resp = sent.map_err(|e| (transport(&e), None))?;
+            let mut resp = self.dispatch(&at, req).map_err(|e| (transport(&e), None))?;
             let status = resp.status().as_u16();
             let header = |h: &str| {
                 resp.headers()

@@ -99,47 +99,7 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
             s.manifest.stamp,
             if s.embedded { " (built in)" } else { "" }
         ));
-        let mut kept = Vec::with_capacity(c.instances.len());
-        let index: HashMap<String, usize> = base
-            .instances
-            .iter()
-            .enumerate()
-            .map(|(i, x)| (x.key(), i))
-            .collect();
-        for inst in c.instances.iter_mut() {
-            let key = inst.key();
-            let (Some(prev_source), Some(&j)) = (from.get(&key), index.get(&key)) else {
-                from.insert(key, name.clone());
-                kept.push(true);
-                continue;
-            };
-            let ours = own.contains(&inst.provider.as_str());
-            if let Some(d) = disagree(&base.instances[j].prices, &inst.prices) {
-                base.load_findings.push(Finding {
-                    severity: Severity::Warning,
-                    file: format!("{SNAPSHOT_PREFIX}{name}"),
-                    path: "instances".into(),
-                    row: key.clone(),
-                    message: format!(
-                        "{name} and {prev_source} disagree on this instance's price by {:.0}%; {} kept",
-                        d * 100.0,
-                        if ours { name.as_str() } else { prev_source.as_str() }
-                    ),
-                    instance: Some(j),
-                });
-            }
-            // The provider's own feed wins; the kinds of price it lacks (spot: the AWS Price
-            // List has none) stay from the other feed, each with its source.
-            if ours {
-                fill_missing(inst, &base.instances[j]);
-                from.insert(key, name.clone());
-                kept.push(true);
-            } else {
-                let other = inst.clone();
-                fill_missing(&mut base.instances[j], &other);
-                kept.push(false);
-            }
-        }
+        let kept = reconcile(&mut base, &mut c, &name, own, &mut from);
         retain_rows(&mut c, &kept);
         keep_newer_rates(&mut c, &base);
         base.extend(c);
@@ -154,6 +114,61 @@ pub fn with_snapshots(mut base: Catalog, home: Option<&Path>) -> Result<(Catalog
     }
     apply_risks(&mut base, &risks);
     Ok((base, Some(provenance(&manifests))))
+}
+
+/// One snapshot's rows `c` against the rows `base` has so far: whether to keep each. A row
+/// no earlier snapshot gave is kept; for one that another gave (`from` says which), a price
+/// disagreement is a warning, and the provider's own feed (`own`) wins, the other's prices
+/// of kinds it lacks filled in.
+fn reconcile(
+    base: &mut Catalog,
+    c: &mut Catalog,
+    name: &str,
+    own: &[&str],
+    from: &mut HashMap<String, String>,
+) -> Vec<bool> {
+    let mut kept = Vec::with_capacity(c.instances.len());
+    let index: HashMap<String, usize> = base
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.key(), i))
+        .collect();
+    for inst in c.instances.iter_mut() {
+        let key = inst.key();
+        let (Some(prev_source), Some(&j)) = (from.get(&key), index.get(&key)) else {
+            from.insert(key, name.to_string());
+            kept.push(true);
+            continue;
+        };
+        let ours = own.contains(&inst.provider.as_str());
+        if let Some(d) = disagree(&base.instances[j].prices, &inst.prices) {
+            base.load_findings.push(Finding {
+                severity: Severity::Warning,
+                file: format!("{SNAPSHOT_PREFIX}{name}"),
+                path: "instances".into(),
+                row: key.clone(),
+                message: format!(
+                    "{name} and {prev_source} disagree on this instance's price by {:.0}%; {} kept",
+                    d * 100.0,
+                    if ours { name } else { prev_source.as_str() }
+                ),
+                instance: Some(j),
+            });
+        }
+        // The provider's own feed wins; the kinds of price it lacks (spot: the AWS Price
+        // List has none) stay from the other feed, each with its source.
+        if ours {
+            fill_missing(inst, &base.instances[j]);
+            from.insert(key, name.to_string());
+            kept.push(true);
+        } else {
+            let other = inst.clone();
+            fill_missing(&mut base.instances[j], &other);
+            kept.push(false);
+        }
+    }
+    kept
 }
 
 /// Leaves out of a snapshot's exchange rates those no newer than the catalog's own (a

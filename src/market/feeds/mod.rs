@@ -17,6 +17,7 @@ pub mod http;
 pub mod lambda;
 pub mod merge;
 pub mod oci;
+pub mod offers;
 pub mod runpod;
 pub mod sign;
 pub mod skypilot;

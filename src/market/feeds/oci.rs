@@ -246,6 +246,67 @@ fn shape_row(
         return Err(format!("GPU count {count} is not a whole number of GPUs"));
     }
     let count = count as u32;
+    let billed = shape_price(s, prices, count)?;
+    let accel = gpu_of_shape(name).map_or_else(|| name.to_string(), str::to_string);
+    let memory = s.gpu_memory_qty.filter(|m| *m > 0.0).map(|v| StatedMemory {
+        value: v,
+        gpu_count: count as f64,
+        // The shape's total in GB, most often; a per-GPU figure is read as such where only
+        // that fits the GPU.
+        prefer: Some(if count > 1 { 3 } else { 1 }),
+    });
+    let (gpu, mem, why) =
+        crate::market::catalog::csv_import::first_known(&[accel.as_str()], memory, count, specs);
+    // Grace superchips' cores are Arm cores without SMT; the other shapes' OCPUs are two
+    // vCPUs each.
+    let arm = name.contains(".GB");
+    let vcpu = billed
+        .ocpus
+        .map(|o| (o * if arm { 1.0 } else { 2.0 }) as u32);
+    let processor = s
+        .processor_type
+        .as_ref()
+        .and_then(|v| v.value.clone())
+        .unwrap_or_default();
+    Ok(Instance {
+        provider: "oci".into(),
+        instance_type: name.to_string(),
+        region: "any".into(),
+        gpu,
+        gpu_count: count,
+        vcpu,
+        ram_gib: s.bundle_memory_qty.filter(|m| *m > 0.0),
+        gpu_memory_gb: mem,
+        prices: price_kinds(billed.amount, s.allow_preemptible == Some(true)),
+        source: format!(
+            "OCI cost estimator ({BASE}shapes.json, products.json part {}), fetched {fetched_at}",
+            billed.part_number
+        ),
+        as_of: fetched_at[..10].to_string(),
+        confidence: Confidence::High,
+        retired: None,
+        notes: Some(billed.notes(&processor, &why)),
+        interconnect: None,
+    })
+}
+
+/// What a shape is billed: its OCPU part, the part's unit price and metric, the shape's
+/// OCPUs, and the price per hour of the whole shape.
+struct Billed<'a> {
+    part_number: &'a str,
+    unit: f64,
+    metric: &'a str,
+    ocpus: Option<f64>,
+    amount: f64,
+}
+
+/// A shape's price per hour from its OCPU part's price: per OCPU where the part is billed
+/// so, else per GPU; why there is none where a part, a price or an OCPU count is missing.
+fn shape_price<'a>(
+    s: &'a Shape,
+    prices: &'a HashMap<String, (f64, String)>,
+    count: u32,
+) -> std::result::Result<Billed<'a>, String> {
     let part = s
         .products
         .iter()
@@ -261,71 +322,49 @@ fn shape_row(
     } else {
         unit * count as f64
     };
-    let accel = gpu_of_shape(name).map_or_else(|| name.to_string(), str::to_string);
-    let memory = s.gpu_memory_qty.filter(|m| *m > 0.0).map(|v| StatedMemory {
-        value: v,
-        gpu_count: count as f64,
-        // The shape's total in GB, most often; a per-GPU figure is read as such where only
-        // that fits the GPU.
-        prefer: Some(if count > 1 { 3 } else { 1 }),
-    });
-    let (gpu, mem, why) =
-        crate::market::catalog::csv_import::first_known(&[accel.as_str()], memory, count, specs);
-    let mut p = BTreeMap::new();
-    p.insert(PricingModel::OnDemand, Price::list_usd(amount));
-    if s.allow_preemptible == Some(true) {
-        let mut spot = Price::list_usd(amount * 0.5);
-        spot.source = Some(format!(
-            "half the on-demand price: OCI's preemptible capacity ({PREEMPTIBLE_DOC})"
-        ));
-        p.insert(PricingModel::Spot, spot);
-    }
-    // Grace superchips' cores are Arm cores without SMT; the other shapes' OCPUs are two
-    // vCPUs each.
-    let arm = name.contains(".GB");
-    let vcpu = ocpus.map(|o| (o * if arm { 1.0 } else { 2.0 }) as u32);
-    let processor = s
-        .processor_type
-        .as_ref()
-        .and_then(|v| v.value.clone())
-        .unwrap_or_default();
-    Ok(Instance {
-        provider: "oci".into(),
-        instance_type: name.to_string(),
-        region: "any".into(),
-        gpu,
-        gpu_count: count,
-        vcpu,
-        ram_gib: s.bundle_memory_qty.filter(|m| *m > 0.0),
-        gpu_memory_gb: mem,
-        prices: p,
-        source: format!(
-            "OCI cost estimator ({BASE}shapes.json, products.json part {}), fetched {fetched_at}",
-            part.part_number
-        ),
-        as_of: fetched_at[..10].to_string(),
-        confidence: Confidence::High,
-        retired: None,
-        notes: Some(format!(
-            "{unit} USD, billed {}; the same price in every commercial region{}{}",
-            if metric.is_empty() {
+    Ok(Billed {
+        part_number: &part.part_number,
+        unit: *unit,
+        metric,
+        ocpus,
+        amount,
+    })
+}
+
+impl Billed<'_> {
+    /// A row's notes: the unit price and how it is billed, the processor and why the GPU
+    /// model was read as it was.
+    fn notes(&self, processor: &str, why: &str) -> String {
+        format!(
+            "{} USD, billed {}; the same price in every commercial region{}{}",
+            self.unit,
+            if self.metric.is_empty() {
                 "per GPU-hour"
             } else {
-                metric.as_str()
+                self.metric
             },
             if processor.is_empty() {
                 String::new()
             } else {
                 format!("; processor {processor}")
             },
-            if why.is_empty() {
-                String::new()
-            } else {
-                format!("; {why}")
-            }
-        )),
-        interconnect: None,
-    })
+            super::offers::why_suffix(why)
+        )
+    }
+}
+
+/// The on-demand price, and where the shape can be preemptible, a spot price of half it.
+fn price_kinds(amount: f64, preemptible: bool) -> BTreeMap<PricingModel, Price> {
+    let mut p = BTreeMap::new();
+    p.insert(PricingModel::OnDemand, Price::list_usd(amount));
+    if preemptible {
+        let mut spot = Price::list_usd(amount * 0.5);
+        spot.source = Some(format!(
+            "half the on-demand price: OCI's preemptible capacity ({PREEMPTIBLE_DOC})"
+        ));
+        p.insert(PricingModel::Spot, spot);
+    }
+    p
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //! declares bearer authentication in its OpenAPI file; not tried).
 
 use super::http::{Client, Request};
+use super::offers;
 use super::{Fetch, Source};
-use crate::market::catalog::names::StatedMemory;
 use crate::market::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -98,84 +98,15 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
     let text = std::str::from_utf8(body).context("not UTF-8")?;
     let a: Answer = crate::files::parse_json(text, "graphql")?;
     if !a.errors.is_empty() {
-        bail!(
-            "RunPod answered with errors: {}",
-            a.errors
-                .iter()
-                .map(|e| e
-                    .get("message")
-                    .and_then(|m| m.as_str())
-                    .unwrap_or("?")
-                    .to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
+        bail!("RunPod answered with errors: {}", error_messages(&a.errors));
     }
     let Some(data) = a.data else {
         bail!("no data in the answer");
     };
-    let specs = Catalog::embedded().gpus;
+    let specs = offers::specs();
     let mut instances = Vec::new();
     for t in data.gpu_types {
-        let max = t.max_gpu_count.unwrap_or(1).max(1);
-        let memory = t.memory_in_gb.filter(|m| *m > 0.0).map(|gb| StatedMemory {
-            value: gb,
-            gpu_count: 1.0,
-            prefer: Some(1),
-        });
-        let display = t.display_name.clone().unwrap_or_else(|| t.id.clone());
-        // RunPod's id is the more specific name ("NVIDIA A100 80GB PCIe"); then its display name.
-        let (gpu, mem, why) =
-            crate::market::catalog::csv_import::first_known(&[&t.id, &display], memory, 1, &specs);
-        let mut counts: Vec<u32> = [1, 2, 4, 8].into_iter().filter(|n| *n <= max).collect();
-        if !counts.contains(&max) {
-            counts.push(max);
-        }
-        let products = [
-            ("secure", "Secure Cloud", t.secure_cloud, t.secure_price),
-            (
-                "community",
-                "Community Cloud",
-                t.community_cloud,
-                t.community_price,
-            ),
-        ];
-        for (short, long, offered, price) in products {
-            let Some(per_gpu) = price.filter(|p| *p > 0.0 && p.is_finite()) else {
-                continue;
-            };
-            if offered == Some(false) {
-                continue;
-            }
-            for &n in &counts {
-                let mut prices = BTreeMap::new();
-                prices.insert(PricingModel::OnDemand, Price::list_usd(per_gpu * n as f64));
-                instances.push(Instance {
-                    provider: "runpod".into(),
-                    instance_type: format!("{n}x {display} {short}"),
-                    region: "any".into(),
-                    gpu: gpu.clone(),
-                    gpu_count: n,
-                    vcpu: None,
-                    ram_gib: None,
-                    gpu_memory_gb: mem,
-                    prices,
-                    source: format!(
-                        "RunPod GraphQL gpuTypes ({URL}), fetched {fetched_at}, sha256 {}",
-                        &sha256[..12.min(sha256.len())]
-                    ),
-                    as_of: fetched_at[..10].to_string(),
-                    confidence: Confidence::High,
-                    retired: None,
-                    notes: Some(format!(
-                        "{long} ({}): {per_gpu} USD per GPU-hour x {n}; the price of the type, not of a data centre's stock{}",
-                        t.id,
-                        if why.is_empty() { String::new() } else { format!("; {why}") }
-                    )),
-                    interconnect: None,
-                });
-            }
-        }
+        type_rows(&t, fetched_at, sha256, &specs, &mut instances);
     }
     if instances.is_empty() {
         bail!("no GPU type with a price in the answer");
@@ -185,4 +116,80 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<Catalog> {
         "runpod graphql",
         instances,
     ))
+}
+
+/// The messages of the answer's errors, joined by "; " ("?" for one without a message).
+fn error_messages(errors: &[serde_json::Value]) -> String {
+    errors
+        .iter()
+        .map(|e| {
+            e.get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The GPU counts a type gets rows for: 1, 2, 4 and 8 up to its maximum, and the maximum.
+fn counts(max: u32) -> Vec<u32> {
+    let mut counts: Vec<u32> = [1, 2, 4, 8].into_iter().filter(|n| *n <= max).collect();
+    if !counts.contains(&max) {
+        counts.push(max);
+    }
+    counts
+}
+
+/// One GPU type's rows, pushed onto `out`: for Secure and Community Cloud each, where it is
+/// offered with a usable price, one row per GPU count.
+fn type_rows(
+    t: &GpuType,
+    fetched_at: &str,
+    sha256: &str,
+    specs: &[crate::market::catalog::GpuSpec],
+    out: &mut Vec<Instance>,
+) {
+    let max = t.max_gpu_count.unwrap_or(1).max(1);
+    let memory = offers::per_gpu_memory(t.memory_in_gb, 1);
+    let display = t.display_name.clone().unwrap_or_else(|| t.id.clone());
+    // RunPod's id is the more specific name ("NVIDIA A100 80GB PCIe"); then its display name.
+    let (gpu, mem, why) = offers::resolve(&[&t.id, &display], memory, 1, specs);
+    let counts = counts(max);
+    let products = [
+        ("secure", "Secure Cloud", t.secure_cloud, t.secure_price),
+        (
+            "community",
+            "Community Cloud",
+            t.community_cloud,
+            t.community_price,
+        ),
+    ];
+    for (short, long, offered, price) in products {
+        let Some(per_gpu) = price.filter(|p| *p > 0.0 && p.is_finite()) else {
+            continue;
+        };
+        if offered == Some(false) {
+            continue;
+        }
+        for &n in &counts {
+            let mut prices = BTreeMap::new();
+            prices.insert(PricingModel::OnDemand, Price::list_usd(per_gpu * n as f64));
+            let what = format!("RunPod GraphQL gpuTypes ({URL})");
+            out.push(Instance {
+                instance_type: format!("{n}x {display} {short}"),
+                region: "any".into(),
+                gpu: gpu.clone(),
+                gpu_count: n,
+                gpu_memory_gb: mem,
+                prices,
+                notes: Some(format!(
+                    "{long} ({}): {per_gpu} USD per GPU-hour x {n}; the price of the type, not of a data centre's stock{}",
+                    t.id,
+                    offers::why_suffix(&why)
+                )),
+                ..offers::fetched_row("runpod", &what, fetched_at, sha256, Confidence::High)
+            });
+        }
+    }
 }

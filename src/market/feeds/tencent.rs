@@ -49,35 +49,14 @@ impl Source for Tencent {
             for n in 1..=ZONES {
                 let zone = format!("{}-{n}", row.region);
                 let fetched_at = super::now();
-                let payload = serde_json::json!({
-                    "Placement": {"Zone": zone},
-                    "ImageId": IMAGE,
-                    "InstanceChargeType": "POSTPAID_BY_HOUR",
-                    "InstanceType": row.instance_type,
-                    "InstanceCount": 1
-                })
-                .to_string();
-                let signer = super::sign::Tc3 {
-                    secret_id: &id,
-                    secret_key: &key,
-                    service: "cvm",
-                    host: HOST,
-                    action: "InquiryPriceRunInstances",
-                    version: "2017-03-12",
-                    region: Some(&row.region),
-                    timestamp: unix(&fetched_at),
-                };
-                let req = Request {
-                    url: format!("https://{HOST}/"),
-                    headers: signer.headers(&payload),
-                    body: Some(payload.into_bytes()),
-                    mirror: vec![
-                        ("Action".into(), "InquiryPriceRunInstances".into()),
-                        ("InstanceType".into(), row.instance_type.clone()),
-                        ("Region".into(), row.region.clone()),
-                        ("Zone".into(), zone.clone()),
-                    ],
-                };
+                let req = inquiry(
+                    &id,
+                    &key,
+                    &row.instance_type,
+                    &row.region,
+                    &zone,
+                    &fetched_at,
+                );
                 let f = match http.send(&req) {
                     Ok(f) => f,
                     // A mirror without this zone's answer: the zone sells nothing here.
@@ -131,6 +110,47 @@ impl Source for Tencent {
             files,
             notes,
         })
+    }
+}
+
+/// The signed InquiryPriceRunInstances request for one instance type in one zone of its
+/// region: one instance, paid by the hour, signed (TC3) at `fetched_at`.
+fn inquiry(
+    id: &str,
+    key: &str,
+    instance_type: &str,
+    region: &str,
+    zone: &str,
+    fetched_at: &str,
+) -> Request {
+    let payload = serde_json::json!({
+        "Placement": {"Zone": zone},
+        "ImageId": IMAGE,
+        "InstanceChargeType": "POSTPAID_BY_HOUR",
+        "InstanceType": instance_type,
+        "InstanceCount": 1
+    })
+    .to_string();
+    let signer = super::sign::Tc3 {
+        secret_id: id,
+        secret_key: key,
+        service: "cvm",
+        host: HOST,
+        action: "InquiryPriceRunInstances",
+        version: "2017-03-12",
+        region: Some(region),
+        timestamp: unix(fetched_at),
+    };
+    Request {
+        url: format!("https://{HOST}/"),
+        headers: signer.headers(&payload),
+        body: Some(payload.into_bytes()),
+        mirror: vec![
+            ("Action".into(), "InquiryPriceRunInstances".into()),
+            ("InstanceType".into(), instance_type.to_string()),
+            ("Region".into(), region.to_string()),
+            ("Zone".into(), zone.to_string()),
+        ],
     }
 }
 

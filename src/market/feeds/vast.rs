@@ -11,8 +11,8 @@
 //! other feeds' `vast` rows (SkyPilot's copy of some offers) give way.
 
 use super::http::{Client, Request};
+use super::offers;
 use super::{Fetch, Source};
-use crate::market::catalog::names::StatedMemory;
 use crate::market::catalog::{Catalog, Confidence, Instance, Price, PricingModel};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -154,72 +154,11 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
         bail!("no offers in the answer");
     }
     let (groups, skipped) = group(&a.offers);
-    let specs = Catalog::embedded().gpus;
+    let specs = offers::specs();
     let mut instances = Vec::new();
     for ((name, n), mut g) in groups {
-        for v in [
-            &mut g.prices,
-            &mut g.bids,
-            &mut g.vcpus,
-            &mut g.ram_gib,
-            &mut g.gpu_mb,
-        ] {
-            v.sort_by(f64::total_cmp);
-        }
-        let median = |v: &[f64]| (!v.is_empty()).then(|| quantile(v, 0.5));
-        let memory = median(&g.gpu_mb).map(|mb| StatedMemory {
-            value: mb,
-            gpu_count: 1.0,
-            prefer: Some(0),
-        });
-        let (gpu, _, why) =
-            crate::market::catalog::csv_import::first_known(&[&name], memory, n, &specs);
-        let p = &g.prices;
-        let mut prices = BTreeMap::new();
-        prices.insert(PricingModel::OnDemand, Price::list_usd(quantile(p, 0.5)));
-        if let Some(b) = median(&g.bids) {
-            prices.insert(PricingModel::Spot, Price::list_usd(b));
-        }
-        let top: Vec<String> = {
-            let mut c: Vec<(&String, &usize)> = g.countries.iter().collect();
-            c.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            c.iter().take(5).map(|(k, v)| format!("{k} {v}")).collect()
-        };
-        instances.push(Instance {
-            provider: "vast".into(),
-            instance_type: format!("{n}x {name}"),
-            region: "any".into(),
-            gpu,
-            gpu_count: n,
-            vcpu: median(&g.vcpus).map(|v| v.round() as u32),
-            ram_gib: median(&g.ram_gib),
-            gpu_memory_gb: median(&g.gpu_mb).map(|mb| mb * 1_048_576.0 / 1e9),
-            prices,
-            source: format!(
-                "Vast.ai offer search ({URL}), fetched {fetched_at}, sha256 {}",
-                &sha256[..12.min(sha256.len())]
-            ),
-            as_of: fetched_at[..10].to_string(),
-            confidence: Confidence::Medium,
-            retired: None,
-            notes: Some(format!(
-                "median of {} host{} (USD/h: min {:.3}, quartiles {:.3}-{:.3}, max {:.3}){}; a host's price, hardware and reliability vary; countries: {}{}",
-                p.len(),
-                if p.len() == 1 { "" } else { "s" },
-                p[0],
-                quantile(p, 0.25),
-                quantile(p, 0.75),
-                p[p.len() - 1],
-                if g.bids.is_empty() {
-                    String::new()
-                } else {
-                    format!("; spot: median of {} interruptible bids", g.bids.len())
-                },
-                if top.is_empty() { "not stated".into() } else { top.join(", ") },
-                if why.is_empty() { String::new() } else { format!("; {why}") }
-            )),
-            interconnect: None,
-        });
+        g.sort();
+        instances.push(group_row(&name, n, &g, fetched_at, sha256, &specs));
     }
     let notes = vec![format!(
         "{} offers read, {} grouped into {} GPU model and count rows, {skipped} skipped (no GPU, a share of one, or no price)",
@@ -231,4 +170,93 @@ pub fn rows(body: &[u8], fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
         Catalog::of_rows("Vast.ai offer search", "vast bundles", instances),
         notes,
     ))
+}
+
+/// The median of sorted values, none for none.
+fn median(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| quantile(v, 0.5))
+}
+
+impl Group {
+    /// Each list of values in ascending order, for its quantiles.
+    fn sort(&mut self) {
+        for v in [
+            &mut self.prices,
+            &mut self.bids,
+            &mut self.vcpus,
+            &mut self.ram_gib,
+            &mut self.gpu_mb,
+        ] {
+            v.sort_by(f64::total_cmp);
+        }
+    }
+
+    /// The five countries with the most hosts, most first ("US 12").
+    fn top_countries(&self) -> Vec<String> {
+        let mut c: Vec<(&String, &usize)> = self.countries.iter().collect();
+        c.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        c.iter().take(5).map(|(k, v)| format!("{k} {v}")).collect()
+    }
+}
+
+/// One sorted group's row: its medians, its GPU model resolved from the name and median
+/// memory, and the spread of its hosts' prices and their countries in the notes.
+fn group_row(
+    name: &str,
+    n: u32,
+    g: &Group,
+    fetched_at: &str,
+    sha256: &str,
+    specs: &[crate::market::catalog::GpuSpec],
+) -> Instance {
+    let memory = offers::per_gpu_memory(median(&g.gpu_mb), 0);
+    let (gpu, _, why) = offers::resolve(&[name], memory, n, specs);
+    let mut prices = BTreeMap::new();
+    prices.insert(
+        PricingModel::OnDemand,
+        Price::list_usd(quantile(&g.prices, 0.5)),
+    );
+    if let Some(b) = median(&g.bids) {
+        prices.insert(PricingModel::Spot, Price::list_usd(b));
+    }
+    let what = format!("Vast.ai offer search ({URL})");
+    Instance {
+        instance_type: format!("{n}x {name}"),
+        region: "any".into(),
+        gpu,
+        gpu_count: n,
+        vcpu: median(&g.vcpus).map(|v| v.round() as u32),
+        ram_gib: median(&g.ram_gib),
+        gpu_memory_gb: median(&g.gpu_mb).map(|mb| mb * 1_048_576.0 / 1e9),
+        prices,
+        notes: Some(spread_notes(g, &why)),
+        ..offers::fetched_row("vast", &what, fetched_at, sha256, Confidence::Medium)
+    }
+}
+
+/// A group's notes: how many hosts, the spread of their prices, the spot bids, the top
+/// countries and why the GPU model was read as it was.
+fn spread_notes(g: &Group, why: &str) -> String {
+    let p = &g.prices;
+    let top = g.top_countries();
+    format!(
+        "median of {} host{} (USD/h: min {:.3}, quartiles {:.3}-{:.3}, max {:.3}){}; a host's price, hardware and reliability vary; countries: {}{}",
+        p.len(),
+        if p.len() == 1 { "" } else { "s" },
+        p[0],
+        quantile(p, 0.25),
+        quantile(p, 0.75),
+        p[p.len() - 1],
+        if g.bids.is_empty() {
+            String::new()
+        } else {
+            format!("; spot: median of {} interruptible bids", g.bids.len())
+        },
+        if top.is_empty() {
+            "not stated".into()
+        } else {
+            top.join(", ")
+        },
+        offers::why_suffix(why)
+    )
 }

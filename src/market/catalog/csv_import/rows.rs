@@ -49,9 +49,7 @@ pub(super) fn read_rows(
     let mut rows = Vec::new();
     let mut faults = Vec::new();
     let mut next_line = 2;
-    // Line numbers counted from the record's byte offset (the csv crate's own count is one
-    // too low in CRLF files): the line breaks before its first character, plus one.
-    let (mut counted_to, mut breaks) = (0usize, 0usize);
+    let mut lines = LineCounter::default();
     for rec in rdr.records() {
         let rec = match rec {
             Ok(rec) => rec,
@@ -67,18 +65,7 @@ pub(super) fn read_rows(
             }
         };
         let line = match rec.position() {
-            Some(p) => {
-                // After a CR the csv crate starts the next record at the LF: skip it.
-                let mut at = (p.byte() as usize).min(data.len());
-                while at < data.len() && matches!(data[at], b'\r' | b'\n') {
-                    at += 1;
-                }
-                if at >= counted_to {
-                    breaks += data[counted_to..at].iter().filter(|b| **b == b'\n').count();
-                    counted_to = at;
-                }
-                breaks + 1
-            }
+            Some(p) => lines.line_at(data, p.byte() as usize),
             None => next_line,
         };
         next_line = line + 1;
@@ -115,6 +102,34 @@ pub(super) fn read_rows(
         }
     }
     Ok((rows, faults))
+}
+
+/// Line numbers counted from a record's byte offset (the csv crate's own count is one too
+/// low in CRLF files): the line breaks before its first character, plus one. Records come
+/// in order, so the breaks are counted once, up to the furthest offset asked so far.
+#[derive(Default)]
+struct LineCounter {
+    counted_to: usize,
+    breaks: usize,
+}
+
+impl LineCounter {
+    /// The line of the record that starts at byte `byte` of `data`.
+    fn line_at(&mut self, data: &[u8], byte: usize) -> usize {
+        // After a CR the csv crate starts the next record at the LF: skip it.
+        let mut at = byte.min(data.len());
+        while at < data.len() && matches!(data[at], b'\r' | b'\n') {
+            at += 1;
+        }
+        if at >= self.counted_to {
+            self.breaks += data[self.counted_to..at]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            self.counted_to = at;
+        }
+        self.breaks + 1
+    }
 }
 
 /// Header step: finds each column by name; the first five are required.
@@ -167,19 +182,7 @@ fn row(
 ) -> Result<Row, Vec<(Option<&'static str>, String)>> {
     let get = |c: Option<usize>| c.and_then(|c| rec.get(c)).unwrap_or("").trim().to_string();
     let mut faults = Vec::new();
-    if let Some(long) = rec
-        .iter()
-        .find(|f| f.chars().count() > crate::market::catalog::MAX_NAME_CHARS)
-    {
-        faults.push((
-            None,
-            format!(
-                "a field of {} characters, more than the {} a name may have",
-                long.chars().count(),
-                crate::market::catalog::MAX_NAME_CHARS
-            ),
-        ));
-    }
+    faults.extend(too_long(rec));
     let mut take = |column: &'static str, r: Result<Option<f64>, String>| {
         r.unwrap_or_else(|e| {
             faults.push((Some(column), e));
@@ -238,16 +241,39 @@ fn row(
         );
         return Ok(r);
     }
+    set_prices(&mut r, price, spot, &get(cols.spot), found);
+    Ok(r)
+}
+
+/// The fault of a record with a field longer than a name may be, if it has one.
+fn too_long(rec: &csv::StringRecord) -> Option<(Option<&'static str>, String)> {
+    let long = rec
+        .iter()
+        .find(|f| f.chars().count() > crate::market::catalog::MAX_NAME_CHARS)?;
+    Some((
+        None,
+        format!(
+            "a field of {} characters, more than the {} a name may have",
+            long.chars().count(),
+            crate::market::catalog::MAX_NAME_CHARS
+        ),
+    ))
+}
+
+/// The row's on-demand and spot prices from their cells, each finding said: an empty
+/// on-demand price is a warning, a bad one an error; a spot price of zero (`spot_text`)
+/// is no spot price, with a warning, another bad one an error.
+fn set_prices(r: &mut Row, price: Cell, spot: Cell, spot_text: &str, found: &mut LineFindings) {
     match price {
         Cell::Price(v) => r.price = Some(v),
         Cell::Empty => found.push(
-            &r,
+            r,
             Severity::Warning,
             Some("Price"),
             "empty on-demand price: this line gives no on-demand price".into(),
         ),
         Cell::Bad(why) => found.push(
-            &r,
+            r,
             Severity::Error,
             Some("Price"),
             format!("{why}; left out of the on-demand price"),
@@ -258,18 +284,17 @@ fn row(
         Cell::Empty => {}
         // A zero spot price is how some feeds say "no spot market" (every Vast row): the
         // same as an empty cell, said as a warning; other bad spot prices are errors.
-        Cell::Bad(why) if get(cols.spot).parse::<f64>() == Ok(0.0) => found.push(
-            &r,
+        Cell::Bad(why) if spot_text.parse::<f64>() == Ok(0.0) => found.push(
+            r,
             Severity::Warning,
             Some("SpotPrice"),
             format!("{why}; read as no spot price"),
         ),
         Cell::Bad(why) => found.push(
-            &r,
+            r,
             Severity::Error,
             Some("SpotPrice"),
             format!("{why}; left out of the spot price"),
         ),
     }
-    Ok(r)
 }
