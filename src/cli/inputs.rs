@@ -22,11 +22,11 @@ pub(super) struct Inputs {
 }
 
 /// The measured inputs: gpuvalue's results files that pass the burn gate, the gate's
-/// verdicts, and every file as read (a burn-only file is shown but ranks nothing).
+/// verdicts, and the burn-only files (shown by a report, ranking nothing).
 pub(super) struct Measured {
     pub results: Vec<(String, ResultsFile)>,
     pub burns: BurnGate,
-    pub all: Vec<(String, ResultsFile)>,
+    pub burn_only: Vec<(String, ResultsFile)>,
 }
 
 impl Inputs {
@@ -58,7 +58,12 @@ impl Inputs {
             bail!("--results: serving results (vLLM, SGLang, InferenceX) apply to --job llm-serve");
         }
         let all = load_results(&ours)?;
-        let (results, burns) = crate::value::fleet::burn_gate(all.clone(), use_failed);
+        let burn_only = all
+            .iter()
+            .filter(|(_, r)| r.burn.is_some() && r.probes.is_empty())
+            .cloned()
+            .collect();
+        let (results, burns) = crate::value::fleet::burn_gate(all, use_failed);
         self.opts.serving = crate::value::rank::ServingOptions {
             results: serving,
             api_price: job.api_price,
@@ -66,7 +71,7 @@ impl Inputs {
         Ok(Measured {
             results,
             burns,
-            all,
+            burn_only,
         })
     }
 

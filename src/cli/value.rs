@@ -152,11 +152,7 @@ pub(super) fn report_cmd(a: args::ReportArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     // Burn-only files are shown (their verdicts) but rank nothing; a failed GPU's bench
     // files are left out of the rankings unless --use-failed.
-    let burn_only = m
-        .all
-        .iter()
-        .filter(|(_, r)| r.burn.is_some() && r.probes.is_empty());
-    let shown: Vec<(String, ResultsFile)> = m.results.iter().chain(burn_only).cloned().collect();
+    let shown: Vec<(String, ResultsFile)> = m.results.iter().chain(&m.burn_only).cloned().collect();
     let (html, md) = report::render_with(&shown, &ranks, &sweeps, &inputs.catalog);
     report::write(&a.out, &html, &md)?;
     say!(
