@@ -110,6 +110,57 @@ pub mod mock {
         }
     }
 
+    /// A mock device: a run context, a scripted clock and what it was told to say, around
+    /// `S`, what one probe's mock knows of its kernels. It is the `Halts` and `Executor`
+    /// every probe's mock shares; a test implements its probe's executor trait for
+    /// `Device<S>` and reads `S`'s fields through it.
+    pub struct Device<S> {
+        pub run: RunCtx<'static>,
+        pub clock: Clock,
+        pub said: RefCell<Vec<String>>,
+        pub state: S,
+    }
+
+    impl<S> Device<S> {
+        /// A device with `plan`, the batch times `per_iter_s` and `state`.
+        pub fn new(plan: Plan, per_iter_s: &[f64], state: S) -> Device<S> {
+            Device {
+                run: run_ctx(plan),
+                clock: Clock::new(per_iter_s),
+                said: RefCell::default(),
+                state,
+            }
+        }
+    }
+
+    impl<S> std::ops::Deref for Device<S> {
+        type Target = S;
+        fn deref(&self) -> &S {
+            &self.state
+        }
+    }
+
+    impl<S> super::super::Halts for Device<S> {
+        fn halted(&self) -> bool {
+            false
+        }
+        fn halt_reason(&self) -> String {
+            String::new()
+        }
+        fn say(&self, what: &str) {
+            self.said.borrow_mut().push(what.to_string());
+        }
+    }
+
+    impl<S> Executor for Device<S> {
+        fn run_ctx(&self) -> &RunCtx<'_> {
+            &self.run
+        }
+        fn method(&self) -> TimingMethod {
+            TimingMethod::WallClock
+        }
+    }
+
     /// Scripted batch times: the seconds a batch of `iters` dispatches takes is the next
     /// per-dispatch time of the script (the last repeats) times `iters`; every batch is
     /// recorded as its iteration count.

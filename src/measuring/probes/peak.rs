@@ -407,7 +407,7 @@ mod on_opencl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measuring::probes::executor::mock::{self, Clock};
+    use crate::measuring::probes::executor::mock;
 
     /// The chain itself, stepped on the CPU.
     fn stepped(seed: f32, chain: u32) -> f32 {
@@ -429,31 +429,12 @@ mod tests {
     }
 
     /// The chains on the host: every sum right, or the first `wrong` ones off by one.
-    struct Mock {
-        run: crate::measuring::probes::RunCtx<'static>,
-        clock: Clock,
+    struct Kernels {
         configs: Vec<u32>,
         wrong: usize,
     }
 
-    impl crate::measuring::probes::Halts for Mock {
-        fn halted(&self) -> bool {
-            false
-        }
-        fn halt_reason(&self) -> String {
-            String::new()
-        }
-        fn say(&self, _what: &str) {}
-    }
-
-    impl Executor for Mock {
-        fn run_ctx(&self) -> &crate::measuring::probes::RunCtx<'_> {
-            &self.run
-        }
-        fn method(&self) -> crate::model::TimingMethod {
-            crate::model::TimingMethod::WallClock
-        }
-    }
+    type Mock = mock::Device<Kernels>;
 
     impl PeakExecutor for Mock {
         type Config = u32;
@@ -493,12 +474,8 @@ mod tests {
     }
 
     fn mock(configs: &[u32], per_iter_s: &[f64], wrong: usize) -> Mock {
-        Mock {
-            run: mock::run_ctx(mock::plan(5, 8)),
-            clock: Clock::new(per_iter_s),
-            configs: configs.to_vec(),
-            wrong,
-        }
+        let configs = configs.to_vec();
+        mock::Device::new(mock::plan(5, 8), per_iter_s, Kernels { configs, wrong })
     }
 
     #[test]

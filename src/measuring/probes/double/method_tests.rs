@@ -3,58 +3,35 @@
 
 use super::method::{DoubleKernels, run_on};
 use super::*;
-use crate::measuring::probes::executor::Executor;
-use crate::measuring::probes::executor::mock::{self, Clock};
-use crate::measuring::probes::{Halts, RunCtx};
+use crate::measuring::probes::executor::mock;
 use crate::model::TimingMethod;
 use std::cell::Cell;
 
-struct Mock {
-    run: RunCtx<'static>,
-    clock: Clock,
+/// What the mock knows of its kernels.
+struct Kernels {
     layouts: Vec<u32>,
     /// Products prepared so far; those from `wrong_from` on are off by one part in 1e9.
     prepared: Cell<usize>,
     wrong_from: usize,
 }
 
-impl Mock {
-    fn new(layouts: &[u32], per_iter_s: &[f64]) -> Mock {
-        let mut run = mock::run_ctx(mock::plan(5, 8));
-        run.sizes = Some(vec![Dims { m: 8, n: 8, k: 8 }]);
-        Mock {
-            run,
-            clock: Clock::new(per_iter_s),
-            layouts: layouts.to_vec(),
-            prepared: Cell::new(0),
-            wrong_from: usize::MAX,
-        }
-    }
+type Mock = mock::Device<Kernels>;
 
-    fn results(&self) -> Vec<ProbeResult> {
-        let mut out = Vec::new();
-        pollster::block_on(run_on(self, self, &mut |r| out.push(r)));
-        out
-    }
+fn mock(layouts: &[u32], per_iter_s: &[f64]) -> Mock {
+    let kernels = Kernels {
+        layouts: layouts.to_vec(),
+        prepared: Cell::new(0),
+        wrong_from: usize::MAX,
+    };
+    let mut m = mock::Device::new(mock::plan(5, 8), per_iter_s, kernels);
+    m.run.sizes = Some(vec![Dims { m: 8, n: 8, k: 8 }]);
+    m
 }
 
-impl Halts for Mock {
-    fn halted(&self) -> bool {
-        false
-    }
-    fn halt_reason(&self) -> String {
-        String::new()
-    }
-    fn say(&self, _what: &str) {}
-}
-
-impl Executor for Mock {
-    fn run_ctx(&self) -> &RunCtx<'_> {
-        &self.run
-    }
-    fn method(&self) -> TimingMethod {
-        TimingMethod::WallClock
-    }
+fn results(m: &Mock) -> Vec<ProbeResult> {
+    let mut out = Vec::new();
+    pollster::block_on(run_on(m, m, &mut |r| out.push(r)));
+    out
 }
 
 impl DoubleKernels for Mock {
@@ -105,8 +82,8 @@ impl DoubleKernels for Mock {
 #[test]
 fn known_times_give_the_gflops_and_the_warm_up_is_not_counted() {
     // Each run: one warm-up run of 1 s a product, then samples of one product each.
-    let m = Mock::new(&[1], &[1.0, 0.004, 0.002, 0.001, 0.003, 0.008]);
-    let r = m.results();
+    let m = mock(&[1], &[1.0, 0.004, 0.002, 0.001, 0.003, 0.008]);
+    let r = results(&m);
     let names: Vec<(&str, Status)> = r.iter().map(|p| (p.name.as_str(), p.status)).collect();
     assert_eq!(r.len(), 3, "{names:?}");
     assert_eq!(r[0].figure, Some(FigureKey::MatmulDf64));
@@ -148,9 +125,9 @@ fn known_times_give_the_gflops_and_the_warm_up_is_not_counted() {
 #[test]
 fn a_wrong_product_fails_with_no_figure() {
     // Right while tuning and measuring, wrong on the adversarial inputs.
-    let mut m = Mock::new(&[1], &[0.01]);
-    m.wrong_from = 2;
-    let f64r = &m.results()[1];
+    let mut m = mock(&[1], &[0.01]);
+    m.state.wrong_from = 2;
+    let f64r = &results(&m)[1];
     assert_eq!(f64r.status, Status::Failed);
     assert!(f64r.value.is_none(), "no figure");
     let v = f64r.validation.as_ref().expect("the check is recorded");
@@ -162,9 +139,9 @@ fn a_wrong_product_fails_with_no_figure() {
             .starts_with("validation failed")
     );
     // Wrong from the start: every candidate is invalid.
-    let mut m = Mock::new(&[1, 2], &[0.01]);
-    m.wrong_from = 0;
-    let f64r = &m.results()[1];
+    let mut m = mock(&[1, 2], &[0.01]);
+    m.state.wrong_from = 0;
+    let f64r = &results(&m)[1];
     assert_eq!(f64r.status, Status::Failed);
     assert!(f64r.value.is_none() && f64r.validation.is_none());
     let valid: Vec<bool> = f64r.autotune.iter().map(|t| t["valid"] == true).collect();

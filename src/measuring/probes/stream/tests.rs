@@ -2,8 +2,7 @@
 //! deliberately wrong), batch times scripted.
 
 use super::*;
-use crate::measuring::probes::executor::mock::{self, Clock};
-use crate::measuring::probes::{Halts, RunCtx};
+use crate::measuring::probes::executor::mock;
 use crate::model::TimingMethod;
 
 /// What the mock's kernels get wrong.
@@ -16,54 +15,29 @@ enum Fault {
     Unwritten,
 }
 
-struct Mock {
-    run: RunCtx<'static>,
-    clock: Clock,
+/// What the mock knows of its kernels.
+struct Kernels {
     configs: Vec<u32>,
     /// Per configuration: what its kernels get wrong.
     fault: fn(u32) -> Fault,
-    said: std::cell::RefCell<Vec<String>>,
 }
 
-impl Mock {
-    fn new(plan: measure::Plan, configs: &[u32], per_iter_s: &[f64]) -> Mock {
-        let mut run = mock::run_ctx(plan);
-        run.array_bytes = Some(2 * MAX_BLOCK * 16);
-        Mock {
-            run,
-            clock: Clock::new(per_iter_s),
-            configs: configs.to_vec(),
-            fault: |_| Fault::None,
-            said: Default::default(),
-        }
-    }
+type Mock = mock::Device<Kernels>;
 
-    fn results(&self) -> Vec<ProbeResult> {
-        let mut out = Vec::new();
-        pollster::block_on(run_on(self, &mut |r| out.push(r)));
-        out
-    }
+fn mock(plan: measure::Plan, configs: &[u32], per_iter_s: &[f64]) -> Mock {
+    let kernels = Kernels {
+        configs: configs.to_vec(),
+        fault: |_| Fault::None,
+    };
+    let mut m = mock::Device::new(plan, per_iter_s, kernels);
+    m.run.array_bytes = Some(2 * MAX_BLOCK * 16);
+    m
 }
 
-impl Halts for Mock {
-    fn halted(&self) -> bool {
-        false
-    }
-    fn halt_reason(&self) -> String {
-        String::new()
-    }
-    fn say(&self, what: &str) {
-        self.said.borrow_mut().push(what.to_string());
-    }
-}
-
-impl Executor for Mock {
-    fn run_ctx(&self) -> &RunCtx<'_> {
-        &self.run
-    }
-    fn method(&self) -> TimingMethod {
-        TimingMethod::WallClock
-    }
+fn results(m: &Mock) -> Vec<ProbeResult> {
+    let mut out = Vec::new();
+    pollster::block_on(run_on(m, &mut |r| out.push(r)));
+    out
 }
 
 impl StreamExecutor for Mock {
@@ -153,12 +127,12 @@ fn traffic_counts() {
 fn known_times_give_the_bandwidth_and_the_warm_up_is_not_counted() {
     // One configuration (no tuning): one warm-up run of 1 s a dispatch, then five samples of
     // one dispatch each (the warm-up run already lasted the 1 ms target).
-    let m = Mock::new(
+    let m = mock(
         mock::plan(5, 8),
         &[1],
         &[1.0, 0.004, 0.002, 0.001, 0.003, 0.008],
     );
-    let r = m.results();
+    let r = results(&m);
     assert_eq!(r.len(), 5);
     let bytes = 2 * MAX_BLOCK * 16;
     let triad = &r[3];
@@ -195,13 +169,13 @@ fn known_times_give_the_bandwidth_and_the_warm_up_is_not_counted() {
 #[test]
 fn a_wrong_result_fails_with_no_figure() {
     for fault in [Fault::Wrong, Fault::Unwritten] {
-        let mut m = Mock::new(mock::plan(3, 8), &[1], &[0.01]);
-        m.fault = if fault == Fault::Wrong {
+        let mut m = mock(mock::plan(3, 8), &[1], &[0.01]);
+        m.state.fault = if fault == Fault::Wrong {
             |_| Fault::Wrong
         } else {
             |_| Fault::Unwritten
         };
-        for r in m.results() {
+        for r in results(&m) {
             assert_eq!(r.status, Status::Failed, "{}", r.name);
             assert!(r.value.is_none(), "{}: no figure", r.name);
             let v = r.validation.as_ref().expect("the check is recorded");
@@ -224,9 +198,9 @@ fn a_wrong_result_fails_with_no_figure() {
 #[test]
 fn tuning_keeps_the_fastest_valid_configuration() {
     // Configuration 2 is wrong, 3 is slowest: 1 is measured, every trial recorded.
-    let mut m = Mock::new(mock::plan(3, 8), &[1, 2, 3], &[0.01]);
-    m.fault = |c| if c == 2 { Fault::Wrong } else { Fault::None };
-    let r = m.results();
+    let mut m = mock(mock::plan(3, 8), &[1, 2, 3], &[0.01]);
+    m.state.fault = |c| if c == 2 { Fault::Wrong } else { Fault::None };
+    let r = results(&m);
     for p in &r {
         assert_eq!(p.status, Status::Ok, "{}: {:?}", p.name, p.reason);
         assert_eq!(p.params["mock_config"], 1, "{}", p.name);
@@ -240,9 +214,9 @@ fn tuning_keeps_the_fastest_valid_configuration() {
 
 #[test]
 fn no_valid_configuration_fails_the_kernel() {
-    let mut m = Mock::new(mock::plan(3, 8), &[1, 2], &[0.01]);
-    m.fault = |_| Fault::Wrong;
-    for r in m.results() {
+    let mut m = mock(mock::plan(3, 8), &[1, 2], &[0.01]);
+    m.state.fault = |_| Fault::Wrong;
+    for r in results(&m) {
         assert_eq!(r.status, Status::Failed);
         assert!(r.value.is_none() && r.validation.is_none());
         assert_eq!(r.autotune.len(), 2);
