@@ -1,7 +1,7 @@
 //! The acceptance test for people: one verdict line per GPU, its windows, the VRAM test and
 //! the reasons in words (kept narrow: 100 columns).
 
-use crate::health::BurnRecord;
+use crate::health::{BurnRecord, LoadRecord};
 use crate::model::AdapterSummary;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
@@ -46,38 +46,7 @@ pub fn render(a: &AdapterSummary, r: &BurnRecord) -> String {
     let mut out = verdict_line(a, r);
     out.push('\n');
     if let Some(l) = &r.load {
-        out.push_str(&format!(
-            "load: {} at {}x{}; {}; warm-up {:.1} s, idle gap {:.1} s before the last window\n",
-            l.kernel, l.size, l.size, l.inputs, l.warmup_s, l.idle_gap_s
-        ));
-        let rows: Vec<WindowRow> = l
-            .windows
-            .iter()
-            .map(|w| WindowRow {
-                window: format!(
-                    "{}{}",
-                    w.index + 1,
-                    if w.after_idle { " (after idle)" } else { "" }
-                ),
-                start: format!("{:.1}", w.start_s),
-                seconds: format!("{:.1}", w.seconds),
-                products: w.iterations,
-                gflops: format!("{:.1}", w.gflops),
-                bad: w.miscompares,
-                nan: w.non_finite,
-                host: if w.host_mismatches == 0 {
-                    "exact".into()
-                } else {
-                    format!("{} differ", w.host_mismatches)
-                },
-            })
-            .collect();
-        if !rows.is_empty() {
-            out.push_str(&super::term::fit(
-                Table::new(rows).with(Style::rounded()).to_owned(),
-            ));
-            out.push('\n');
-        }
+        out.push_str(&load(l));
     }
     if let Some(s) = &r.stability {
         out.push_str(&format!(
@@ -121,6 +90,43 @@ pub fn render(a: &AdapterSummary, r: &BurnRecord) -> String {
         if !r.covered.is_empty() {
             out.push_str(&format!("covered: {}\n", r.covered));
         }
+    }
+    out
+}
+
+/// The load's line and its throughput windows, one row each.
+fn load(l: &LoadRecord) -> String {
+    let mut out = format!(
+        "load: {} at {}x{}; {}; warm-up {:.1} s, idle gap {:.1} s before the last window\n",
+        l.kernel, l.size, l.size, l.inputs, l.warmup_s, l.idle_gap_s
+    );
+    let rows: Vec<WindowRow> = l
+        .windows
+        .iter()
+        .map(|w| WindowRow {
+            window: format!(
+                "{}{}",
+                w.index + 1,
+                if w.after_idle { " (after idle)" } else { "" }
+            ),
+            start: format!("{:.1}", w.start_s),
+            seconds: format!("{:.1}", w.seconds),
+            products: w.iterations,
+            gflops: format!("{:.1}", w.gflops),
+            bad: w.miscompares,
+            nan: w.non_finite,
+            host: if w.host_mismatches == 0 {
+                "exact".into()
+            } else {
+                format!("{} differ", w.host_mismatches)
+            },
+        })
+        .collect();
+    if !rows.is_empty() {
+        out.push_str(&super::term::fit(
+            Table::new(rows).with(Style::rounded()).to_owned(),
+        ));
+        out.push('\n');
     }
     out
 }

@@ -80,102 +80,161 @@ pub fn step_lines(c: &Curve) -> Vec<String> {
 
 /// The curve as an SVG chart.
 pub fn chart(title: &str, c: &Curve) -> String {
-    let (w, h, ml, mr, mt, mb) = (820.0, 360.0, 70.0, 30.0, 40.0, 50.0);
-    let (x0, x1) = (
-        (c.points[0].0 as f64).log2(),
-        (c.points[c.points.len() - 1].0 as f64).log2(),
-    );
-    let vals = c.points.iter().map(|p| p.1).filter(|v| *v > 0.0);
-    let lo = vals.clone().fold(f64::INFINITY, f64::min).log10().floor();
-    let hi = vals.fold(0.0, f64::max).log10().ceil().max(lo + 1.0);
-    let x = |b: f64| ml + (b.log2() - x0) / (x1 - x0).max(1.0) * (w - ml - mr);
-    let y = |v: f64| h - mb - (v.log10() - lo) / (hi - lo) * (h - mt - mb);
+    let p = Plot::new(c);
+    let (w, h, ml) = (p.w, p.h, p.ml);
     let mut s = String::new();
     let t = esc(title);
     let _ = write!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart hierarchy" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/><text x="{ml}" y="22" font-size="15" font-weight="bold">{t}</text>"#
     );
-    // Decades on y, every other power of two on x.
-    for d in (lo as i32)..=(hi as i32) {
-        let v = 10f64.powi(d);
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
-            w - mr,
-            y(v),
-            y(v),
-            ml - 6.0,
-            y(v) + 4.0,
-            crate::report::fmt::tick(v)
-        );
-    }
-    for (b, _) in c.points.iter().step_by(2) {
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
-            x(*b as f64),
-            h - mb + 16.0,
-            esc(&size(*b))
-        );
-    }
-    for cache in &c.stated {
-        let cx = x(cache.bytes as f64);
-        if cx < ml || cx > w - mr {
-            continue;
-        }
-        let _ = write!(
-            s,
-            r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{mt}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"><title>{} stated: {} ({})</title></line><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{} {}</text>"##,
-            h - mb,
-            esc(&cache.level),
-            esc(&size(cache.bytes)),
-            esc(&cache.source),
-            cx + 3.0,
-            mt + 10.0,
-            esc(&cache.level),
-            esc(&size(cache.bytes))
-        );
-    }
-    let path: Vec<String> = c
-        .points
-        .iter()
-        .map(|(b, v)| format!("{:.1},{:.1}", x(*b as f64), y(*v)))
-        .collect();
-    let _ = write!(
-        s,
-        r##"<polyline points="{}" fill="none" stroke="#08519c" stroke-width="2"/>"##,
-        path.join(" ")
-    );
+    p.grid(&mut s, c);
+    p.stated(&mut s, c);
+    p.curve(&mut s, c);
+    p.steps(&mut s, c);
     let unit = c.figure.info().unit;
-    for (b, v) in &c.points {
-        let _ = write!(
-            s,
-            r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#08519c"><title>{}: {v:.2} {unit}</title></circle>"##,
-            x(*b as f64),
-            y(*v),
-            esc(&size(*b))
-        );
-    }
-    for st in &c.steps {
-        let label = st.level.clone().unwrap_or_else(|| "step".into());
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="12" fill="#b30000" text-anchor="middle">▼ {}</text>"##,
-            x(st.bytes as f64),
-            y(st.before) - 8.0,
-            esc(&label)
-        );
-    }
     let _ = write!(
         s,
         r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">working set</text><text x="14" y="{:.1}" font-size="12" transform="rotate(-90 14 {:.1})" text-anchor="middle">{unit}</text></svg>"#,
-        (ml + w - mr) / 2.0,
+        (ml + w - p.mr) / 2.0,
         h - 12.0,
         h / 2.0,
         h / 2.0
     );
     s
+}
+
+/// A curve's plot area: working sets on a log2 axis, values on whole decades.
+struct Plot {
+    w: f64,
+    h: f64,
+    ml: f64,
+    mr: f64,
+    mt: f64,
+    mb: f64,
+    /// log2 of the smallest and largest working set.
+    x0: f64,
+    x1: f64,
+    /// The decades (log10) at the bottom and top.
+    lo: f64,
+    hi: f64,
+}
+
+impl Plot {
+    fn new(c: &Curve) -> Plot {
+        let vals = c.points.iter().map(|p| p.1).filter(|v| *v > 0.0);
+        let lo = vals.clone().fold(f64::INFINITY, f64::min).log10().floor();
+        Plot {
+            w: 820.0,
+            h: 360.0,
+            ml: 70.0,
+            mr: 30.0,
+            mt: 40.0,
+            mb: 50.0,
+            x0: (c.points[0].0 as f64).log2(),
+            x1: (c.points[c.points.len() - 1].0 as f64).log2(),
+            lo,
+            hi: vals.fold(0.0, f64::max).log10().ceil().max(lo + 1.0),
+        }
+    }
+
+    fn x(&self, b: f64) -> f64 {
+        self.ml + (b.log2() - self.x0) / (self.x1 - self.x0).max(1.0) * (self.w - self.ml - self.mr)
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        self.h
+            - self.mb
+            - (v.log10() - self.lo) / (self.hi - self.lo) * (self.h - self.mt - self.mb)
+    }
+
+    /// Decades on y, every other power of two on x.
+    fn grid(&self, s: &mut String, c: &Curve) {
+        let (ml, w, h, mr, mb) = (self.ml, self.w, self.h, self.mr, self.mb);
+        for d in (self.lo as i32)..=(self.hi as i32) {
+            let v = 10f64.powi(d);
+            let _ = write!(
+                s,
+                r##"<line x1="{ml}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+                w - mr,
+                self.y(v),
+                self.y(v),
+                ml - 6.0,
+                self.y(v) + 4.0,
+                crate::report::fmt::tick(v)
+            );
+        }
+        for (b, _) in c.points.iter().step_by(2) {
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+                self.x(*b as f64),
+                h - mb + 16.0,
+                esc(&size(*b))
+            );
+        }
+    }
+
+    /// A dashed line at each stated cache within the plot, its source in a tooltip.
+    fn stated(&self, s: &mut String, c: &Curve) {
+        for cache in &c.stated {
+            let cx = self.x(cache.bytes as f64);
+            if cx < self.ml || cx > self.w - self.mr {
+                continue;
+            }
+            let _ = write!(
+                s,
+                r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"><title>{} stated: {} ({})</title></line><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{} {}</text>"##,
+                self.mt,
+                self.h - self.mb,
+                esc(&cache.level),
+                esc(&size(cache.bytes)),
+                esc(&cache.source),
+                cx + 3.0,
+                self.mt + 10.0,
+                esc(&cache.level),
+                esc(&size(cache.bytes))
+            );
+        }
+    }
+
+    /// The measured points, joined, each with its value to hover.
+    fn curve(&self, s: &mut String, c: &Curve) {
+        let path: Vec<String> = c
+            .points
+            .iter()
+            .map(|(b, v)| format!("{:.1},{:.1}", self.x(*b as f64), self.y(*v)))
+            .collect();
+        let _ = write!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="#08519c" stroke-width="2"/>"##,
+            path.join(" ")
+        );
+        let unit = c.figure.info().unit;
+        for (b, v) in &c.points {
+            let _ = write!(
+                s,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#08519c"><title>{}: {v:.2} {unit}</title></circle>"##,
+                self.x(*b as f64),
+                self.y(*v),
+                esc(&size(*b))
+            );
+        }
+    }
+
+    /// A marker over each step found, named by the cache it matches.
+    fn steps(&self, s: &mut String, c: &Curve) {
+        for st in &c.steps {
+            let label = st.level.clone().unwrap_or_else(|| "step".into());
+            let _ = write!(
+                s,
+                r##"<text x="{:.1}" y="{:.1}" font-size="12" fill="#b30000" text-anchor="middle">▼ {}</text>"##,
+                self.x(st.bytes as f64),
+                self.y(st.before) - 8.0,
+                esc(&label)
+            );
+        }
+    }
 }
 
 /// The file's hierarchy as HTML: each curve's chart and its steps; empty without curves.

@@ -339,67 +339,107 @@ const SERIES: [&str; 12] = [
 /// A log-log line chart: a line and its points per series, x and y on log scales, a legend
 /// to the right. Non-finite and non-positive values are left out.
 pub fn lines(title: &str, x_unit: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
-    let (w, h, ml, mr, mt, mb) = (820.0, 420.0, 70.0, 190.0, 40.0, 50.0);
-    let ok = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && p.0 > 0.0 && p.1 > 0.0;
     let all: Vec<(f64, f64)> = series
         .iter()
-        .flat_map(|s| s.1.iter().filter(ok).copied())
+        .flat_map(|s| s.1.iter().filter(plottable).copied())
         .collect();
-    let range = |v: &mut dyn Iterator<Item = f64>| {
-        let (lo, hi) = v.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-        if lo.is_finite() && hi > 0.0 {
-            (
-                10f64.powf(lo.log10().floor()),
-                10f64.powf(hi.log10().ceil()),
-            )
-        } else {
-            (1.0, 10.0)
-        }
-    };
-    let (x0, x1) = range(&mut all.iter().map(|p| p.0));
-    let (y0, y1) = range(&mut all.iter().map(|p| p.1));
-    let (x1, y1) = (x1.max(x0 * 10.0), y1.max(y0 * 10.0));
-    let px = |x: f64| ml + (x.log10() - x0.log10()) / (x1.log10() - x0.log10()) * (w - ml - mr);
-    let py = |y: f64| h - mb - (y.log10() - y0.log10()) / (y1.log10() - y0.log10()) * (h - mt - mb);
+    let (x0, x1) = decades(&mut all.iter().map(|p| p.0));
+    let (y0, y1) = decades(&mut all.iter().map(|p| p.1));
+    let f = Frame::for_lines((x0, x1.max(x0 * 10.0)), (y0, y1.max(y0 * 10.0)));
     let mut s = String::new();
-    open_svg(&mut s, "lines", w, h, title);
+    open_svg(&mut s, "lines", f.w, f.h, title);
     let _ = write!(
         s,
-        r#"<text x="{ml}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+        r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+        f.ml,
         esc(title)
     );
-    // Decade grid lines with their labels.
-    let mut d = x0;
-    while d <= x1 * 1.0001 {
-        let x = px(d);
-        let _ = write!(
-            s,
-            r##"<line x1="{x:.1}" y1="{mt}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
-            h - mb,
-            h - mb + 16.0,
-            tick(d)
-        );
-        d *= 10.0;
-    }
-    let mut d = y0;
-    while d <= y1 * 1.0001 {
-        let y = py(d);
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
-            w - mr,
-            ml - 6.0,
-            y + 4.0,
-            tick(d)
-        );
-        d *= 10.0;
-    }
+    f.decade_grid(&mut s);
     for (i, (name, pts)) in series.iter().enumerate() {
+        f.series(&mut s, i, name, pts, x_unit);
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text></svg>"#,
+        (f.ml + f.w - f.mr) / 2.0,
+        f.h - 12.0,
+        esc(x_unit)
+    );
+    s
+}
+
+/// A point a log-log chart can place: both coordinates finite and positive.
+fn plottable(p: &&(f64, f64)) -> bool {
+    p.0.is_finite() && p.1.is_finite() && p.0 > 0.0 && p.1 > 0.0
+}
+
+/// The whole decades around `v`'s values; 1 to 10 when it has none.
+fn decades(v: &mut dyn Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = v.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+    if lo.is_finite() && hi > 0.0 {
+        (
+            10f64.powf(lo.log10().floor()),
+            10f64.powf(hi.log10().ceil()),
+        )
+    } else {
+        (1.0, 10.0)
+    }
+}
+
+impl Frame {
+    /// The line chart's frame: log axes over `x` and `y`, the legend at the right.
+    fn for_lines((x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> Frame {
+        Frame {
+            w: 820.0,
+            h: 420.0,
+            ml: 70.0,
+            mr: 190.0,
+            mt: 40.0,
+            mb: 50.0,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+
+    /// Decade grid lines with their labels, on both axes.
+    fn decade_grid(&self, s: &mut String) {
+        let (ml, mt, w, h, mr, mb) = (self.ml, self.mt, self.w, self.h, self.mr, self.mb);
+        let mut d = self.x0;
+        while d <= self.x1 * 1.0001 {
+            let x = self.px(d);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" y1="{mt}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+                h - mb,
+                h - mb + 16.0,
+                tick(d)
+            );
+            d *= 10.0;
+        }
+        let mut d = self.y0;
+        while d <= self.y1 * 1.0001 {
+            let y = self.py(d);
+            let _ = write!(
+                s,
+                r##"<line x1="{ml}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+                w - mr,
+                ml - 6.0,
+                y + 4.0,
+                tick(d)
+            );
+            d *= 10.0;
+        }
+    }
+
+    /// Series `i`: its line, a point with its value to hover at each, its legend entry.
+    fn series(&self, s: &mut String, i: usize, name: &str, pts: &[(f64, f64)], x_unit: &str) {
         let c = SERIES[i % SERIES.len()];
-        let pts: Vec<&(f64, f64)> = pts.iter().filter(ok).collect();
+        let pts: Vec<&(f64, f64)> = pts.iter().filter(plottable).collect();
         let path: Vec<String> = pts
             .iter()
-            .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
+            .map(|p| format!("{:.1},{:.1}", self.px(p.0), self.py(p.1)))
             .collect();
         if path.len() > 1 {
             let _ = write!(
@@ -412,33 +452,25 @@ pub fn lines(title: &str, x_unit: &str, series: &[(String, Vec<(f64, f64)>)]) ->
             let _ = write!(
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}: {} at {} {}</title></circle>"#,
-                px(p.0),
-                py(p.1),
+                self.px(p.0),
+                self.py(p.1),
                 esc(name),
                 money(p.1),
                 money(p.0),
                 esc(x_unit)
             );
         }
-        let ly = mt + 16.0 * i as f64;
+        let ly = self.mt + 16.0 * i as f64;
         let _ = write!(
             s,
             r#"<rect x="{:.1}" y="{:.1}" width="12" height="3" fill="{c}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
-            w - mr + 10.0,
+            self.w - self.mr + 10.0,
             ly + 4.0,
-            w - mr + 26.0,
+            self.w - self.mr + 26.0,
             ly + 9.0,
             esc(name)
         );
     }
-    let _ = write!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text></svg>"#,
-        (ml + w - mr) / 2.0,
-        h - 12.0,
-        esc(x_unit)
-    );
-    s
 }
 
 #[cfg(test)]

@@ -52,62 +52,71 @@ pub fn fit_to(t: Table, w: usize) -> String {
             widths[c] = widths[c].max(widest(cell));
         }
     }
+    if w != usize::MAX {
+        narrow(&cells, &mut widths, w);
+    }
+    let mut out = rewrapped(&cells, &widths);
+    out.with(Style::rounded());
+    out.to_string()
+}
+
+/// The longest word of a cell's text (1 for an empty one).
+fn longest_word(t: &str) -> usize {
+    t.split_whitespace()
+        .map(textwrap::core::display_width)
+        .max()
+        .unwrap_or(1)
+}
+
+/// Narrows the columns' `widths` until the drawn table fits `w`, the widest first. A column
+/// keeps at least its header's longest word and its cells' longest word up to 20 columns
+/// (a word is split only past that), and 4 columns; the first column (the row's name) gives
+/// way last. Where those floors leave the table too wide, the cells' words give way too,
+/// down to the header's.
+fn narrow(cells: &[Vec<String>], widths: &mut [usize], w: usize) {
+    let ncols = widths.len();
     // Rounded style with one space of padding: "│ " per column, then "│".
     let total = |ws: &[usize]| ws.iter().sum::<usize>() + 3 * ws.len() + 1;
-    if w != usize::MAX {
-        // A column keeps at least its header's longest word and its cells' longest word
-        // up to 20 columns (a word is split only past that), and 4 columns.
-        let longest_word = |t: &str| {
-            t.split_whitespace()
-                .map(textwrap::core::display_width)
+    let head = |c: usize| {
+        cells
+            .first()
+            .and_then(|h| h.get(c))
+            .map_or(1, |h| longest_word(h))
+    };
+    let floor: Vec<usize> = (0..ncols)
+        .map(|c| {
+            let body = cells
+                .iter()
+                .skip(1)
+                .filter_map(|r| r.get(c))
+                .map(|t| longest_word(t))
                 .max()
                 .unwrap_or(1)
-        };
-        let floor: Vec<usize> = (0..ncols)
-            .map(|c| {
-                let head = cells
-                    .first()
-                    .and_then(|h| h.get(c))
-                    .map_or(1, |h| longest_word(h));
-                let body = cells
-                    .iter()
-                    .skip(1)
-                    .filter_map(|r| r.get(c))
-                    .map(|t| longest_word(t))
-                    .max()
-                    .unwrap_or(1)
-                    .min(20);
-                head.max(body).max(4).min(widths[c])
-            })
-            .collect();
-        // The first column (the row's name) gives way last. Where the floors leave the
-        // table too wide, the cells' words give way too, down to the header's.
-        let header_floor: Vec<usize> = (0..ncols)
-            .map(|c| {
-                cells
-                    .first()
-                    .and_then(|h| h.get(c))
-                    .map_or(1, |h| longest_word(h))
-                    .max(4)
-                    .min(widths[c])
-            })
-            .collect();
-        for floor in [&floor, &header_floor] {
-            while total(&widths) > w {
-                let shrinkable = |c: &usize| widths[*c] > floor[*c];
-                let Some(c) = (1..ncols)
-                    .filter(shrinkable)
-                    .max_by_key(|&c| (widths[c], c))
-                    .or_else(|| (0..1).find(shrinkable))
-                else {
-                    break;
-                };
-                widths[c] -= 1;
-            }
+                .min(20);
+            head(c).max(body).max(4).min(widths[c])
+        })
+        .collect();
+    let header_floor: Vec<usize> = (0..ncols).map(|c| head(c).max(4).min(widths[c])).collect();
+    for floor in [&floor, &header_floor] {
+        while total(widths) > w {
+            let shrinkable = |c: &usize| widths[*c] > floor[*c];
+            let Some(c) = (1..ncols)
+                .filter(shrinkable)
+                .max_by_key(|&c| (widths[c], c))
+                .or_else(|| (0..1).find(shrinkable))
+            else {
+                break;
+            };
+            widths[c] -= 1;
         }
     }
+}
+
+/// The table again, each cell wider than its column's width re-wrapped between words (and
+/// name parts) to it, line by line.
+fn rewrapped(cells: &[Vec<String>], widths: &[usize]) -> Table {
     let mut b = tabled::builder::Builder::default();
-    for row in &cells {
+    for row in cells {
         b.push_record(row.iter().enumerate().map(|(c, cell)| {
             if widest(cell) <= widths[c] {
                 cell.clone()
@@ -125,14 +134,12 @@ pub fn fit_to(t: Table, w: usize) -> String {
             }
         }));
     }
-    let mut out = b.build();
-    out.with(Style::rounded());
-    out.to_string()
+    b.build()
 }
 
 /// Where a line may break: after spaces, and inside a name after `.`, `_`, `-` or `/`
-/// (`ecs.gn7i-c8g1.2xlarge` breaks as `ecs.gn7i-c8g1.` / `2xlarge`, not `2xlarg` / `e`, issue
-/// 35 item 14). The parts of a name that fits stay together: a break is only a place
+/// (`ecs.gn7i-c8g1.2xlarge` breaks as `ecs.gn7i-c8g1.` / `2xlarge`, not `2xlarg` /
+/// `e`). The parts of a name that fits stay together: a break is only a place
 /// allowed. A part longer than the column is still cut.
 const NAME_PARTS: textwrap::WordSeparator = textwrap::WordSeparator::Custom(name_parts);
 

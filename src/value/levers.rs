@@ -100,53 +100,14 @@ pub fn side_by_side(
             ..opts.clone()
         };
         let r = rank(catalog, scenario, results, &o)?;
-        for x in &r.rows {
-            let row = by_key.entry(x.key()).or_insert_with(|| LeverRow {
-                provider: x.provider.clone(),
-                instance_type: x.instance_type.clone(),
-                region: x.region.clone(),
-                gpu_name: x.gpu_name.clone(),
-                gpu_count: x.gpu_count,
-                hours_per_job: x.spot.as_ref().map_or(x.hours_per_job, |s| s.bare_hours),
-                costs: BTreeMap::new(),
-                cheapest: model,
-            });
-            row.costs.insert(
-                model,
-                LeverCost {
-                    price_per_hour: x.price_per_hour,
-                    hours_per_job: x.hours_per_job,
-                    cost_per_job: x.cost_per_job,
-                    price_as_of: x.price_as_of.clone(),
-                    break_even: None,
-                    spot: x.spot.clone(),
-                    warnings: x.warnings.clone(),
-                },
-            );
-        }
+        join(&mut by_key, &r, model);
         if model == PricingModel::OnDemand {
             on_demand = Some(r);
         }
     }
     let mut rows: Vec<LeverRow> = by_key.into_values().collect();
     for row in &mut rows {
-        let od = row
-            .costs
-            .get(&PricingModel::OnDemand)
-            .map(|c| c.price_per_hour);
-        for (m, c) in row.costs.iter_mut() {
-            if matches!(m, PricingModel::Reserved1y | PricingModel::Reserved3y) {
-                c.break_even = od.map(|o| c.price_per_hour / o);
-                // Paid for every hour of the term, used for `utilisation` of them.
-                c.cost_per_job /= utilisation;
-            }
-        }
-        row.cheapest = *row
-            .costs
-            .iter()
-            .min_by(|a, b| a.1.cost_per_job.total_cmp(&b.1.cost_per_job))
-            .map(|(m, _)| m)
-            .expect("a row has the cost it was made with");
+        commit(row, utilisation);
     }
     rows.sort_by(|a, b| {
         a.best_cost()
@@ -166,4 +127,55 @@ pub fn side_by_side(
         utilisation,
         on_demand: on_demand.expect("on demand is among the models"),
     })
+}
+
+/// Adds the ranking by `model` to the rows joined per instance: its cost on each row (a
+/// row first ranked here is made from it).
+fn join(by_key: &mut BTreeMap<String, LeverRow>, r: &RankReport, model: PricingModel) {
+    for x in &r.rows {
+        let row = by_key.entry(x.key()).or_insert_with(|| LeverRow {
+            provider: x.provider.clone(),
+            instance_type: x.instance_type.clone(),
+            region: x.region.clone(),
+            gpu_name: x.gpu_name.clone(),
+            gpu_count: x.gpu_count,
+            hours_per_job: x.spot.as_ref().map_or(x.hours_per_job, |s| s.bare_hours),
+            costs: BTreeMap::new(),
+            cheapest: model,
+        });
+        row.costs.insert(
+            model,
+            LeverCost {
+                price_per_hour: x.price_per_hour,
+                hours_per_job: x.hours_per_job,
+                cost_per_job: x.cost_per_job,
+                price_as_of: x.price_as_of.clone(),
+                break_even: None,
+                spot: x.spot.clone(),
+                warnings: x.warnings.clone(),
+            },
+        );
+    }
+}
+
+/// A row's commitments against on demand (their break-even utilisation, their cost per job
+/// at `utilisation`), then its cheapest way to pay.
+fn commit(row: &mut LeverRow, utilisation: f64) {
+    let od = row
+        .costs
+        .get(&PricingModel::OnDemand)
+        .map(|c| c.price_per_hour);
+    for (m, c) in row.costs.iter_mut() {
+        if matches!(m, PricingModel::Reserved1y | PricingModel::Reserved3y) {
+            c.break_even = od.map(|o| c.price_per_hour / o);
+            // Paid for every hour of the term, used for `utilisation` of them.
+            c.cost_per_job /= utilisation;
+        }
+    }
+    row.cheapest = *row
+        .costs
+        .iter()
+        .min_by(|a, b| a.1.cost_per_job.total_cmp(&b.1.cost_per_job))
+        .map(|(m, _)| m)
+        .expect("a row has the cost it was made with");
 }

@@ -377,41 +377,19 @@ fn burn_one(
         idle_gap_s: sched.gap_s,
         windows: Vec::new(),
     };
-    let flops = 2.0 * (n as f64).powi(3);
     progress("warming up");
     let iters = warm_up(dev, warm_end)?;
     // The warm-up's checks count too: a bad GPU is bad from the first product.
-    let (warm_bad, warm_nan) = dev.take_counts()?;
-    let mut done = 0u64;
-    for w in 0..sched.windows {
-        if crate::interrupt::requested() {
-            record.complete = false;
-            break;
-        }
-        let last = w + 1 == sched.windows;
-        if last && sched.gap_s > 0.0 {
-            progress(&format!(
-                "idle gap of {:.0} s before the last window",
-                sched.gap_s
-            ));
-            std::thread::sleep(Duration::from_secs_f64(sched.gap_s));
-        }
-        progress(&format!("window {}/{}", w + 1, sched.windows));
-        let slow = opts.inject == Some(BurnFault::Slowdown) && w >= sched.windows / 2;
-        let mut win = window(dev, opts, w, sched.window_s, iters, &mut done, slow, t0)?;
-        win.gflops = win.iterations as f64 * flops / win.seconds * 1e-9;
-        win.after_idle = last && sched.gap_s > 0.0;
-        if w == 0 {
-            win.miscompares += warm_bad;
-            win.non_finite += warm_nan;
-        }
-        let c = dev.output()?;
-        win.host_mismatches = c
-            .iter()
-            .zip(&want)
-            .filter(|(x, w)| canonical(x.to_bits()) != **w)
-            .count() as u64;
-        load.windows.push(win);
+    let warm = dev.take_counts()?;
+    let running = Running {
+        n,
+        want: &want,
+        iters,
+        warm,
+        t0,
+    };
+    if !all_windows(dev, opts, sched, &running, &mut load.windows, progress)? {
+        record.complete = false;
     }
     dev.release_load();
     let covered_load = format!(
@@ -427,6 +405,70 @@ fn burn_one(
     }
     progress("VRAM test");
     vram_after_load(dev, opts, sched, record, covered_load, progress)
+}
+
+/// The load as the windows run it: its size, the product every run must write, the batch
+/// size the warm-up found, the warm-up's miscompares and non-finite values, and when it
+/// started.
+struct Running<'a> {
+    n: usize,
+    want: &'a [u32],
+    iters: u32,
+    warm: (u64, u64),
+    t0: Instant,
+}
+
+/// The schedule's windows one after another (an idle gap before the last where it has one),
+/// each checked against the host; false where an interrupt stopped them.
+fn all_windows(
+    dev: &mut dyn BurnDevice,
+    opts: &BurnOptions,
+    sched: &Schedule,
+    at: &Running<'_>,
+    out: &mut Vec<Window>,
+    progress: &dyn Fn(&str),
+) -> Result<bool> {
+    let flops = 2.0 * (at.n as f64).powi(3);
+    let mut done = 0u64;
+    for w in 0..sched.windows {
+        if crate::interrupt::requested() {
+            return Ok(false);
+        }
+        let last = w + 1 == sched.windows;
+        if last && sched.gap_s > 0.0 {
+            progress(&format!(
+                "idle gap of {:.0} s before the last window",
+                sched.gap_s
+            ));
+            std::thread::sleep(Duration::from_secs_f64(sched.gap_s));
+        }
+        progress(&format!("window {}/{}", w + 1, sched.windows));
+        let slow = opts.inject == Some(BurnFault::Slowdown) && w >= sched.windows / 2;
+        let mut win = window(
+            dev,
+            opts,
+            w,
+            sched.window_s,
+            at.iters,
+            &mut done,
+            slow,
+            at.t0,
+        )?;
+        win.gflops = win.iterations as f64 * flops / win.seconds * 1e-9;
+        win.after_idle = last && sched.gap_s > 0.0;
+        if w == 0 {
+            win.miscompares += at.warm.0;
+            win.non_finite += at.warm.1;
+        }
+        let c = dev.output()?;
+        win.host_mismatches = c
+            .iter()
+            .zip(at.want)
+            .filter(|(x, w)| canonical(x.to_bits()) != **w)
+            .count() as u64;
+        out.push(win);
+    }
+    Ok(true)
 }
 
 /// Warm-up: batches until `end`, doubling the batch until one lasts 100 ms or more; the

@@ -133,6 +133,89 @@ impl std::fmt::Display for Halt {
     }
 }
 
+/// A device on `adapter` with `limits` and the optional features the probes can use that it
+/// offers, and those features. A driver that offers cooperative matrices (experimental) but
+/// refuses the device with them is asked again without (the coop probe then says it is
+/// unsupported).
+async fn request_device(
+    adapter: &wgpu::Adapter,
+    limits: &wgpu::Limits,
+) -> Result<(wgpu::Device, wgpu::Queue, wgpu::Features), wgpu::RequestDeviceError> {
+    let wanted = wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::SHADER_F64
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+    let mut features = adapter.features() & wanted;
+    let request = |features: wgpu::Features| {
+        let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("gpuvalue"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: if coop {
+                // SAFETY: wgpu marks cooperative matrices experimental (their validation
+                // is incomplete). They are asked for only where the adapter offers them,
+                // and only the matmul_coop probe uses them, on shapes the adapter lists;
+                // its output is checked against the CPU like every figure.
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::default()
+            },
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        })
+    };
+    let opened = match request(features).await {
+        Err(_) if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
+            features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+            request(features).await
+        }
+        r => r,
+    };
+    opened.map(|(device, queue)| (device, queue, features))
+}
+
+/// The flag an uncaptured error sets and the first such error's text.
+fn watch_errors(device: &wgpu::Device) -> (Arc<AtomicBool>, Arc<Mutex<Option<String>>>) {
+    let error_flag = Arc::new(AtomicBool::new(false));
+    let last_error = Arc::new(Mutex::new(None));
+    let flag = error_flag.clone();
+    let last = last_error.clone();
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        flag.store(true, Ordering::SeqCst);
+        // Keep the first error: later ones are usually its consequences.
+        if let Ok(mut l) = last.lock()
+            && l.is_none()
+        {
+            *l = Some(format!("{e:#}"));
+        }
+    }));
+    (error_flag, last_error)
+}
+
+/// Why the device was lost, once it is: the first reason the driver gave.
+fn watch_loss(device: &wgpu::Device) -> Arc<Mutex<Option<String>>> {
+    let lost = Arc::new(Mutex::new(None));
+    let slot = lost.clone();
+    device.set_device_lost_callback(move |reason, msg| {
+        if let Ok(mut l) = slot.lock() {
+            l.get_or_insert_with(|| {
+                let why = match reason {
+                    wgpu::DeviceLostReason::Destroyed => "destroyed",
+                    _ => "lost by the driver",
+                };
+                if msg.is_empty() {
+                    format!("device lost ({why})")
+                } else {
+                    format!("device lost ({why}): {msg}")
+                }
+            });
+        }
+    });
+    lost
+}
+
 impl Gpu {
     /// Opens the adapter with all of its limits and the optional features the probes can use.
     pub async fn open(adapter: wgpu::Adapter, info: AdapterSummary) -> Result<Gpu> {
@@ -147,76 +230,11 @@ impl Gpu {
         info: AdapterSummary,
         limits: wgpu::Limits,
     ) -> Result<Gpu> {
-        let wanted = wgpu::Features::TIMESTAMP_QUERY
-            | wgpu::Features::SHADER_F64
-            | wgpu::Features::SHADER_F16
-            | wgpu::Features::SUBGROUP
-            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
-        let mut features = adapter.features() & wanted;
-        let request = |features: wgpu::Features| {
-            let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-            adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("gpuvalue"),
-                required_features: features,
-                required_limits: limits.clone(),
-                experimental_features: if coop {
-                    // SAFETY: wgpu marks cooperative matrices experimental (their validation
-                    // is incomplete). They are asked for only where the adapter offers them,
-                    // and only the matmul_coop probe uses them, on shapes the adapter lists;
-                    // its output is checked against the CPU like every figure.
-                    unsafe { wgpu::ExperimentalFeatures::enabled() }
-                } else {
-                    wgpu::ExperimentalFeatures::default()
-                },
-                memory_hints: wgpu::MemoryHints::Performance,
-                trace: wgpu::Trace::Off,
-            })
-        };
-        let opened = match request(features).await {
-            // A driver that offers the experimental feature but refuses the device with it:
-            // open without (the coop probe then says it is unsupported).
-            Err(_) if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
-                features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-                request(features).await
-            }
-            r => r,
-        };
-        let (device, queue) =
-            opened.with_context(|| format!("could not open a device on adapter {info}"))?;
-        let error_flag = Arc::new(AtomicBool::new(false));
-        let last_error = Arc::new(Mutex::new(None));
-        {
-            let flag = error_flag.clone();
-            let last = last_error.clone();
-            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-                flag.store(true, Ordering::SeqCst);
-                // Keep the first error: later ones are usually its consequences.
-                if let Ok(mut l) = last.lock()
-                    && l.is_none()
-                {
-                    *l = Some(format!("{e:#}"));
-                }
-            }));
-        }
-        let lost = Arc::new(Mutex::new(None));
-        {
-            let lost = lost.clone();
-            device.set_device_lost_callback(move |reason, msg| {
-                if let Ok(mut l) = lost.lock() {
-                    l.get_or_insert_with(|| {
-                        let why = match reason {
-                            wgpu::DeviceLostReason::Destroyed => "destroyed",
-                            _ => "lost by the driver",
-                        };
-                        if msg.is_empty() {
-                            format!("device lost ({why})")
-                        } else {
-                            format!("device lost ({why}): {msg}")
-                        }
-                    });
-                }
-            });
-        }
+        let (device, queue, features) = request_device(&adapter, &limits)
+            .await
+            .with_context(|| format!("could not open a device on adapter {info}"))?;
+        let (error_flag, last_error) = watch_errors(&device);
+        let lost = watch_loss(&device);
         Ok(Gpu {
             adapter,
             device,

@@ -204,33 +204,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(&str) + Sync)) -> Result<Transfers
     let index: Vec<usize> = infos.iter().map(|s| s.index).collect();
     let outs = walk(&openers, &steps, runs, floats, index, progress);
     let n = chosen.len();
-    if n == 1 {
-        notes.push(
-            "one GPU: nothing runs at the same time and there is no GPU-to-GPU copy; \
-             the together figures need two or more"
-                .into(),
-        );
-    }
-    let p2p = |s: &&AdapterSummary| {
-        s.opencl
-            .as_ref()
-            .is_some_and(|o| o.extensions.iter().any(|e| e == "cl_amd_copy_buffer_p2p"))
-    };
-    if n >= 2 && infos.iter().all(p2p) {
-        notes.push(
-            "these devices offer cl_amd_copy_buffer_p2p (direct GPU-to-GPU copies), which \
-             gpuvalue does not use yet: the GPU-to-GPU figures are host-staged, a floor under \
-             what direct copies reach"
-                .into(),
-        );
-    }
-    if infos.iter().any(|s| s.software) {
-        notes.push(
-            "software adapters are the CPU: their copies are copies within host memory, \
-             and two of them share the host's memory bandwidth"
-                .into(),
-        );
-    }
+    notes.extend(caveats(&infos));
     let result = Results {
         steps: &steps,
         outs: &outs,
@@ -264,6 +238,41 @@ pub fn run(opts: &Options, progress: &(dyn Fn(&str) + Sync)) -> Result<Transfers
         pairs,
         notes,
     })
+}
+
+/// What the figures of these GPUs cannot say: no together or GPU-to-GPU figures with one,
+/// direct copies offered but not used, software adapters that share the host's memory.
+fn caveats(infos: &[&AdapterSummary]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let n = infos.len();
+    if n == 1 {
+        notes.push(
+            "one GPU: nothing runs at the same time and there is no GPU-to-GPU copy; \
+             the together figures need two or more"
+                .into(),
+        );
+    }
+    let p2p = |s: &&AdapterSummary| {
+        s.opencl
+            .as_ref()
+            .is_some_and(|o| o.extensions.iter().any(|e| e == "cl_amd_copy_buffer_p2p"))
+    };
+    if n >= 2 && infos.iter().all(p2p) {
+        notes.push(
+            "these devices offer cl_amd_copy_buffer_p2p (direct GPU-to-GPU copies), which \
+             gpuvalue does not use yet: the GPU-to-GPU figures are host-staged, a floor under \
+             what direct copies reach"
+                .into(),
+        );
+    }
+    if infos.iter().any(|s| s.software) {
+        notes.push(
+            "software adapters are the CPU: their copies are copies within host memory, \
+             and two of them share the host's memory bandwidth"
+                .into(),
+        );
+    }
+    notes
 }
 
 /// The GPUs measured: the choice, one API only (the first usable adapter's backend, unless

@@ -19,21 +19,8 @@ pub struct Finetune {
 
 impl Finetune {
     pub fn scenario(&self) -> Result<Scenario> {
+        self.check()?;
         let m = &self.model;
-        check(m.params, 1e6, 1e13, "--model-params")?;
-        check(self.tokens, 1.0, 1e16, "--tokens")?;
-        check(self.seq_len, 16.0, 1e7, "--seq-len")?;
-        if matches!(self.compute, Precision::Int4 | Precision::Fp4) {
-            bail!(
-                "--precision {}: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora",
-                self.compute.name().to_lowercase()
-            );
-        }
-        let engines = self.compute.training_engines();
-        let in_precision = match self.compute {
-            Precision::Fp8 => "FP8",
-            _ => "FP16/BF16",
-        };
         let (per_token, what, base_bytes, label) = self.method.cost();
         // A Mixture-of-Experts model computes on the parameters each token goes through and
         // holds all of them; a dense model's count is its FLOP count, as before.
@@ -52,45 +39,16 @@ impl Finetune {
                     ""
                 }
             ),
-            description: format!(
-                "{label} fine-tuning of {} ({:.3e} parameters{}, {} layers, hidden {}) on the {in_precision} matrix engines",
-                m.prose(),
-                m.params,
-                if m.is_moe() {
-                    format!(", {:.3e} active", m.active())
-                } else {
-                    String::new()
-                },
-                m.layers,
-                m.hidden
-            ),
+            description: self.description(label),
             min_gpu_memory_gb: None,
             memory_floor: self.memory_floor(activations),
             min_vcpus_per_gpu: None,
-            job: Some(Job {
-                name: format!(
-                    "{label} fine-tune of {} ({:.3e} parameters) on {:.3e} tokens of {} tokens each",
-                    m.prose(),
-                    m.params,
-                    self.tokens,
-                    self.seq_len
-                ),
-                assumption: format!(
-                    "{flop:.3e} FLOP: {what}, per token{}; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded (ZeRO-3 / FSDP), {GLOBAL_BATCH} sequences per step, their collectives overlapping the compute{}",
-                    moe_words(m.is_moe()).0,
-                    moe_words(m.is_moe()).1
-                ),
-                output: Some(crate::value::scenario::Output {
-                    amount: self.tokens,
-                    unit: "tokens".into(),
-                }),
-                steady_hours: None,
-            }),
+            job: Some(self.job(label, flop, what)),
             terms: vec![Term {
-                figure: engines,
+                figure: self.compute.training_engines(),
                 work: flop,
                 unit: "FLOP".into(),
-                what: Some(format!("training matmuls in {in_precision}")),
+                what: Some(format!("training matmuls in {}", self.in_precision())),
             }],
             sharded_memory: sharded,
             decode: None,
@@ -98,6 +56,70 @@ impl Finetune {
             collectives: Some(self.collectives()),
             egress: Some(finetune_egress(self.method, m.params)),
         })
+    }
+
+    /// The settings' ranges, and a precision fine-tuning computes in.
+    fn check(&self) -> Result<()> {
+        check(self.model.params, 1e6, 1e13, "--model-params")?;
+        check(self.tokens, 1.0, 1e16, "--tokens")?;
+        check(self.seq_len, 16.0, 1e7, "--seq-len")?;
+        if matches!(self.compute, Precision::Int4 | Precision::Fp4) {
+            bail!(
+                "--precision {}: fine-tuning computes in fp16 (BF16/FP16 mixed precision) or fp8; a 4-bit base is --method qlora",
+                self.compute.name().to_lowercase()
+            );
+        }
+        Ok(())
+    }
+
+    /// The matrix engines' precision, as the scenario's words name it.
+    fn in_precision(&self) -> &'static str {
+        match self.compute {
+            Precision::Fp8 => "FP8",
+            _ => "FP16/BF16",
+        }
+    }
+
+    fn description(&self, label: &str) -> String {
+        let m = &self.model;
+        format!(
+            "{label} fine-tuning of {} ({:.3e} parameters{}, {} layers, hidden {}) on the {} matrix engines",
+            m.prose(),
+            m.params,
+            if m.is_moe() {
+                format!(", {:.3e} active", m.active())
+            } else {
+                String::new()
+            },
+            m.layers,
+            m.hidden,
+            self.in_precision()
+        )
+    }
+
+    /// The job: what is trained on, and the model's assumptions (`what`: the FLOP per
+    /// parameter and token of the method).
+    fn job(&self, label: &str, flop: f64, what: &str) -> Job {
+        let m = &self.model;
+        Job {
+            name: format!(
+                "{label} fine-tune of {} ({:.3e} parameters) on {:.3e} tokens of {} tokens each",
+                m.prose(),
+                m.params,
+                self.tokens,
+                self.seq_len
+            ),
+            assumption: format!(
+                "{flop:.3e} FLOP: {what}, per token{}; attention's own FLOP not counted; several GPUs train data-parallel with the state sharded (ZeRO-3 / FSDP), {GLOBAL_BATCH} sequences per step, their collectives overlapping the compute{}",
+                moe_words(m.is_moe()).0,
+                moe_words(m.is_moe()).1
+            ),
+            output: Some(crate::value::scenario::Output {
+                amount: self.tokens,
+                unit: "tokens".into(),
+            }),
+            steady_hours: None,
+        }
     }
 
     /// What a GPU holds beside the sharded state: one sequence's checkpointed activations
