@@ -26,15 +26,7 @@ fn rank_all(c: &Catalog, s: &ScenarioFile, results: &[(String, ResultsFile)]) {
                 ..RankOptions::default()
             };
             if let Ok(r) = crate::value::rank::rank(&checked, sc, results, &opts) {
-                let _ = crate::report::rank::table(
-                    &r,
-                    crate::report::rank::View {
-                        rows: usize::MAX,
-                        details: true,
-                    },
-                );
-                let _ = crate::report::rank::markdown(&r);
-                let _ = crate::report::rank::csv(&r);
+                render_ranking(&r);
             }
         }
     }
@@ -184,6 +176,18 @@ pub fn snapshot_manifest(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// A ranking in every format it is shown in: the table (every row, with details), Markdown
+/// and CSV.
+fn render_ranking(r: &crate::value::rank::RankReport) {
+    let view = crate::report::rank::View {
+        rows: usize::MAX,
+        details: true,
+    };
+    let _ = crate::report::rank::table(r, view);
+    let _ = crate::report::rank::markdown(r);
+    let _ = crate::report::rank::csv(r);
+}
+
 /// A scenarios file, as given to `--scenarios`.
 pub fn scenarios(data: &[u8]) -> Outcome {
     let text =
@@ -193,13 +197,17 @@ pub fn scenarios(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// A results file, as given to `show`, `rank --results`, `compare` and `report`.
-pub fn results(data: &[u8]) -> Outcome {
+/// The bytes as a results file, or the error as `ResultsFile::load` reports it: the
+/// file's name, then the parser's message.
+fn parse_results(data: &[u8]) -> Result<ResultsFile, String> {
     let text =
         std::str::from_utf8(data).map_err(|e| format!("fuzz-results.json: not UTF-8: {e}"))?;
-    // As `ResultsFile::load` reports it: the file's name, then the parser's message.
-    let r = ResultsFile::parse(text)
-        .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
+    ResultsFile::parse(text).map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))
+}
+
+/// A results file, as given to `show`, `rank --results`, `compare` and `report`.
+pub fn results(data: &[u8]) -> Outcome {
+    let r = parse_results(data)?;
     let _ = crate::report::table::results(&r);
     let _ = crate::measuring::probes::double::summary(&r.probes);
     let named = vec![("fuzz-results.json".to_string(), r.clone())];
@@ -207,18 +215,14 @@ pub fn results(data: &[u8]) -> Outcome {
     let c = crate::measuring::compare::compare("a.json", &r, "b.json", &r, 5.0, false);
     let _ = crate::report::compare::table(&c);
     let _ = crate::report::compare::markdown(&c);
-    let _ = crate::report::html::render(&named, &[], &Catalog::embedded());
-    let _ = crate::report::markdown::render(&named, &[], &Catalog::embedded());
+    let _ = crate::report::render(&named, &[], &Catalog::embedded());
     Ok(())
 }
 
 /// A results file, as given to `report`: both reports (HTML with its SVG charts, and
 /// Markdown) with every embedded scenario ranked on it, and the rank table, Markdown and CSV.
 pub fn report(data: &[u8]) -> Outcome {
-    let text =
-        std::str::from_utf8(data).map_err(|e| format!("fuzz-results.json: not UTF-8: {e}"))?;
-    let r = ResultsFile::parse(text)
-        .map_err(|e| format!("results file fuzz-results.json: {}", msg(e)))?;
+    let r = parse_results(data)?;
     let named = vec![("fuzz-results.json".to_string(), r)];
     let c = Catalog::embedded();
     let checked = c.checked();
@@ -226,15 +230,7 @@ pub fn report(data: &[u8]) -> Outcome {
     for sc in &ScenarioFile::embedded().scenarios {
         let opts = RankOptions::default();
         if let Ok(r) = crate::value::rank::rank(&checked, sc, &named, &opts) {
-            let _ = crate::report::rank::table(
-                &r,
-                crate::report::rank::View {
-                    rows: usize::MAX,
-                    details: true,
-                },
-            );
-            let _ = crate::report::rank::markdown(&r);
-            let _ = crate::report::rank::csv(&r);
+            render_ranking(&r);
             ranks.push(r);
         }
     }

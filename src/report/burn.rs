@@ -34,11 +34,21 @@ pub fn verdict_line(a: &AdapterSummary, r: &BurnRecord) -> String {
     } else {
         ""
     };
-    let mut line = format!("{:<5} {name} [{}{soft}]", r.verdict.name(), a.backend);
-    if !r.complete {
-        line.push_str(" (incomplete: interrupted)");
+    format!(
+        "{:<5} {name} [{}{soft}]{}",
+        r.verdict.name(),
+        a.backend,
+        interrupted(r)
+    )
+}
+
+/// What a verdict line adds where the burn was interrupted: the words, or nothing.
+pub fn interrupted(r: &BurnRecord) -> &'static str {
+    if r.complete {
+        ""
+    } else {
+        " (incomplete: interrupted)"
     }
-    line
 }
 
 /// Everything about one GPU's burn, for the terminal.

@@ -4,6 +4,7 @@
 //! named; and the steps as text for the terminal and Markdown.
 
 use super::fmt::esc;
+use super::svg::Area;
 use crate::figure::FigureKey;
 use crate::measuring::cache_levels::{Cache, Step, size, steps};
 use crate::results::{ProbeResult, ResultsFile, Status};
@@ -82,12 +83,7 @@ pub fn step_lines(c: &Curve) -> Vec<String> {
 pub fn chart(title: &str, c: &Curve) -> String {
     let p = Plot::new(c);
     let (w, h, ml) = (p.w, p.h, p.ml);
-    let mut s = String::new();
-    let t = esc(title);
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart hierarchy" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}"><title>{t}</title><rect x="0" y="0" width="{w}" height="{h}" fill="white"/><text x="{ml}" y="22" font-size="15" font-weight="bold">{t}</text>"#
-    );
+    let mut s = p.open("hierarchy", title);
     p.grid(&mut s, c);
     p.stated(&mut s, c);
     p.curve(&mut s, c);
@@ -106,12 +102,7 @@ pub fn chart(title: &str, c: &Curve) -> String {
 
 /// A curve's plot area: working sets on a log2 axis, values on whole decades.
 struct Plot {
-    w: f64,
-    h: f64,
-    ml: f64,
-    mr: f64,
-    mt: f64,
-    mb: f64,
+    area: Area,
     /// log2 of the smallest and largest working set.
     x0: f64,
     x1: f64,
@@ -120,17 +111,26 @@ struct Plot {
     hi: f64,
 }
 
+impl std::ops::Deref for Plot {
+    type Target = Area;
+    fn deref(&self) -> &Area {
+        &self.area
+    }
+}
+
 impl Plot {
     fn new(c: &Curve) -> Plot {
         let vals = c.points.iter().map(|p| p.1).filter(|v| *v > 0.0);
         let lo = vals.clone().fold(f64::INFINITY, f64::min).log10().floor();
         Plot {
-            w: 820.0,
-            h: 360.0,
-            ml: 70.0,
-            mr: 30.0,
-            mt: 40.0,
-            mb: 50.0,
+            area: Area {
+                w: 820.0,
+                h: 360.0,
+                ml: 70.0,
+                mr: 30.0,
+                mt: 40.0,
+                mb: 50.0,
+            },
             x0: (c.points[0].0 as f64).log2(),
             x1: (c.points[c.points.len() - 1].0 as f64).log2(),
             lo,

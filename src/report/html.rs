@@ -298,15 +298,6 @@ table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px sol
 th{background:#f3f3f3}tr.fail td{background:#fde0e0}.warn{color:#b00}.note{color:#555;font-size:.9em}\
 figure{margin:1em 0}svg.chart{max-width:100%;height:auto;border:1px solid #eee}";
 
-/// The HTML report, generated now.
-pub fn render(
-    results: &[(String, ResultsFile)],
-    ranks: &[RankReport],
-    catalog: &Catalog,
-) -> String {
-    render_at(results, ranks, &[], catalog, &crate::files::now_rfc3339())
-}
-
 /// The HTML report, stating it was generated at `now`.
 pub fn render_at(
     results: &[(String, ResultsFile)],
@@ -367,11 +358,7 @@ fn burn_html(s: &mut String, b: &crate::health::BurnRecord) {
         s,
         "<p><strong{class}>Burn: {}</strong>{}: {}</p>",
         b.verdict.name(),
-        if b.complete {
-            ""
-        } else {
-            " (incomplete: interrupted)"
-        },
+        super::burn::interrupted(b),
         esc(&b.covered)
     );
     if !b.reasons.is_empty() {

@@ -7,15 +7,6 @@ use crate::results::ResultsFile;
 use crate::value::rank::RankReport;
 use std::fmt::Write;
 
-/// The Markdown report, generated now.
-pub fn render(
-    results: &[(String, ResultsFile)],
-    ranks: &[RankReport],
-    catalog: &Catalog,
-) -> String {
-    render_at(results, ranks, &[], catalog, &crate::files::now_rfc3339())
-}
-
 /// The Markdown report, stating it was generated at `now`.
 pub fn render_at(
     results: &[(String, ResultsFile)],
@@ -113,11 +104,7 @@ fn burn(m: &mut String, b: &crate::health::BurnRecord) {
         m,
         "\n**Burn: {}**{}: {}\n",
         b.verdict.name(),
-        if b.complete {
-            ""
-        } else {
-            " (incomplete: interrupted)"
-        },
+        super::burn::interrupted(b),
         md(&b.covered)
     );
     for r in &b.reasons {

@@ -47,14 +47,7 @@ pub fn roofline(
         .fold(1.0, f64::max)
         .min(MAX_GFLOPS);
     let f = Frame::new(top);
-    let mut s = String::new();
-    open_svg(&mut s, "roofline", f.w, f.h, title);
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        f.ml,
-        esc(title)
-    );
+    let mut s = f.open("roofline", title);
     f.grid(&mut s);
     let mut legend = Legend {
         x: f.w - f.mr,
@@ -89,29 +82,62 @@ fn dash(dashed: bool) -> &'static str {
     if dashed { DASHED } else { "" }
 }
 
-/// The roofline's plot area: size, margins, the log axes' ranges and the mapping to pixels.
+/// A chart's size and its plot area's margins (left, right, top, bottom).
+#[derive(Clone, Copy)]
+pub(super) struct Area {
+    pub w: f64,
+    pub h: f64,
+    pub ml: f64,
+    pub mr: f64,
+    pub mt: f64,
+    pub mb: f64,
+}
+
+impl Area {
+    /// The chart's opening: its svg element of `kind` with the title (for assistive
+    /// technology and as text at the top left of the plot) on white.
+    pub(super) fn open(&self, kind: &str, title: &str) -> String {
+        let mut s = String::new();
+        open_svg(&mut s, kind, self.w, self.h, title);
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+            self.ml,
+            esc(title)
+        );
+        s
+    }
+}
+
+/// A log-log chart's plot area: the area, the axes' ranges and the mapping to pixels.
 struct Frame {
-    w: f64,
-    h: f64,
-    ml: f64,
-    mr: f64,
-    mt: f64,
-    mb: f64,
+    area: Area,
     x0: f64,
     x1: f64,
     y0: f64,
     y1: f64,
 }
 
+impl std::ops::Deref for Frame {
+    type Target = Area;
+    fn deref(&self) -> &Area {
+        &self.area
+    }
+}
+
 impl Frame {
+    /// The roofline's frame: intensity from 1/16 to 1024, GFLOPS from 0.1 to the decade
+    /// above twice `top`.
     fn new(top: f64) -> Frame {
         Frame {
-            w: 820.0,
-            h: 420.0,
-            ml: 70.0,
-            mr: 270.0,
-            mt: 40.0,
-            mb: 50.0,
+            area: Area {
+                w: 820.0,
+                h: 420.0,
+                ml: 70.0,
+                mr: 270.0,
+                mt: 40.0,
+                mb: 50.0,
+            },
             x0: 0.0625,
             x1: 1024.0,
             y0: 0.1,
@@ -346,14 +372,7 @@ pub fn lines(title: &str, x_unit: &str, series: &[(String, Vec<(f64, f64)>)]) ->
     let (x0, x1) = decades(&mut all.iter().map(|p| p.0));
     let (y0, y1) = decades(&mut all.iter().map(|p| p.1));
     let f = Frame::for_lines((x0, x1.max(x0 * 10.0)), (y0, y1.max(y0 * 10.0)));
-    let mut s = String::new();
-    open_svg(&mut s, "lines", f.w, f.h, title);
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        f.ml,
-        esc(title)
-    );
+    let mut s = f.open("lines", title);
     f.decade_grid(&mut s);
     for (i, (name, pts)) in series.iter().enumerate() {
         f.series(&mut s, i, name, pts, x_unit);
@@ -390,12 +409,14 @@ impl Frame {
     /// The line chart's frame: log axes over `x` and `y`, the legend at the right.
     fn for_lines((x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> Frame {
         Frame {
-            w: 820.0,
-            h: 420.0,
-            ml: 70.0,
-            mr: 190.0,
-            mt: 40.0,
-            mb: 50.0,
+            area: Area {
+                w: 820.0,
+                h: 420.0,
+                ml: 70.0,
+                mr: 190.0,
+                mt: 40.0,
+                mb: 50.0,
+            },
             x0,
             x1,
             y0,

@@ -19,7 +19,7 @@ use crate::files::parse_json;
 use crate::health::Expectation;
 use crate::market::catalog::{Catalog, GpuSpec};
 use crate::model::AdapterSummary;
-use crate::value::scenario::{Rate, Scenario, ScenarioFile, Sheet};
+use crate::value::scenario::{Placement, Rate, Scenario, ScenarioFile, Sheet};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -362,16 +362,16 @@ impl CalibrationFile {
         }
         let n = gpus.max(1) * g.adapters();
         let mem = g.memory_per_adapter_gb().unwrap_or(0.0);
+        let at = Placement {
+            adapters: n,
+            nodes: nodes.0,
+            mem_gb: mem,
+            link: bus_gbps.map(|b| ("the point's link", b)),
+            net: nodes.1.map(|g| ("the point's network", g / 8.0)),
+            gpu: Some(g),
+        };
         let timing = s
-            .timing_nodes(
-                n,
-                nodes.0,
-                mem,
-                bus_gbps.map(|b| ("the point's link", b)),
-                nodes.1.map(|g| ("the point's network", g / 8.0)),
-                Some(g),
-                |f| rates.get(&f).copied().unwrap_or(f64::NAN),
-            )
+            .timing_nodes(&at, |f| rates.get(&f).copied().unwrap_or(f64::NAN))
             .map_err(|why| anyhow::anyhow!("{gpu}: {why}"))?;
         let amount = s
             .job

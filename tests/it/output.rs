@@ -494,7 +494,7 @@ fn the_memory_hierarchy_is_one_row_a_level_and_every_size_with_all() {
     p.status = gpuvalue::results::Status::Failed;
     let n = gpuvalue::report::hierarchy::shown(&failed, false);
     assert!(n.iter().any(|s| s.name == "hierarchy latency 2 MiB"));
-    let md = gpuvalue::report::markdown::render(
+    let (_, md) = gpuvalue::report::render(
         &[(file.to_string(), r.clone())],
         &[],
         &gpuvalue::market::catalog::Catalog::embedded(),

@@ -355,8 +355,15 @@ impl Costing<'_> {
         let link = link.as_ref().map(|l| (l.kind.as_str(), l.bus_gbps));
         let net = crate::market::catalog::networks::of(&inst.provider, &inst.instance_type)
             .map(|n| (n.kind.as_str(), n.gb_per_s()));
-        self.scenario
-            .timing_nodes(adapters, nodes, mem, link, net, Some(gpu), value_in(uses))
+        let at = crate::value::scenario::Placement {
+            adapters,
+            nodes,
+            mem_gb: mem,
+            link,
+            net,
+            gpu: Some(gpu),
+        };
+        self.scenario.timing_nodes(&at, value_in(uses))
     }
 
     /// The nodes the job runs on for an instance of `per_node` adapters: the number asked

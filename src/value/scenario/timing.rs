@@ -175,6 +175,33 @@ impl Decode {
     }
 }
 
+/// Where a job runs: `nodes` instances of `adapters` GPUs of `mem_gb` each, linked within
+/// an instance by `link` and between instances by `net` (each its name and GB/s: the
+/// link's all-reduce bus bandwidth, the network's per node), the GPU's spec where known.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement<'a> {
+    pub adapters: u32,
+    pub nodes: u32,
+    pub mem_gb: f64,
+    pub link: Option<(&'a str, f64)>,
+    pub net: Option<(&'a str, f64)>,
+    pub gpu: Option<&'a GpuSpec>,
+}
+
+impl<'a> Placement<'a> {
+    /// One instance of `adapters` GPUs, no network, no spec.
+    pub fn one_node(adapters: u32, mem_gb: f64, link: Option<(&'a str, f64)>) -> Placement<'a> {
+        Placement {
+            adapters,
+            nodes: 1,
+            mem_gb,
+            link,
+            net: None,
+            gpu: None,
+        }
+    }
+}
+
 impl Scenario {
     /// Seconds one job takes on one GPU with the given figure values.
     pub fn seconds_per_job(&self, value_of: impl Fn(Rate) -> f64) -> f64 {
@@ -226,7 +253,7 @@ impl Scenario {
         let n = adapters.max(1);
         if self.serving.is_some() {
             return self
-                .serve_timing(n, 1, mem_gb, link, None, None, &rate)
+                .serve_timing(&Placement::one_node(n, mem_gb, link), &rate)
                 .map_err(|_| NoRoom {
                     memory_gb: f64::from(n) * mem_gb,
                     weight_gb: self.serving.as_ref().map_or(0.0, |s| s.weight_gb()),
@@ -285,19 +312,20 @@ impl Scenario {
     /// node's total GB/s): `bytes_per_step x (nodes-1)/nodes` through each node's network a
     /// step. They overlap the compute as on one node; only what outlasts it adds time. One
     /// node is [`Scenario::timing`]. Err: why the job cannot run on several nodes.
-    #[allow(clippy::too_many_arguments)]
     pub fn timing_nodes(
         &self,
-        adapters: u32,
-        nodes: u32,
-        mem_gb: f64,
-        link: Option<(&str, f64)>,
-        net: Option<(&str, f64)>,
-        gpu: Option<&GpuSpec>,
+        at: &Placement<'_>,
         rate: impl Fn(Rate) -> f64,
     ) -> Result<Timing, String> {
+        let (adapters, nodes, mem_gb, link, net) =
+            (at.adapters, at.nodes, at.mem_gb, at.link, at.net);
         if self.serving.is_some() {
-            return self.serve_timing(adapters.max(1), nodes.max(1), mem_gb, link, net, gpu, &rate);
+            let at = Placement {
+                adapters: adapters.max(1),
+                nodes: nodes.max(1),
+                ..*at
+            };
+            return self.serve_timing(&at, &rate);
         }
         if nodes <= 1 {
             return self
@@ -349,17 +377,19 @@ impl Scenario {
     /// concurrency) for the target, as many copies as the GPUs hold side by side. A copy
     /// larger than a node runs its collectives over the network between nodes, except in a
     /// rack-scale NVLink domain (GB200 / GB300 NVL72: up to 72 GPUs on one link).
-    #[allow(clippy::too_many_arguments)]
     fn serve_timing(
         &self,
-        adapters: u32,
-        nodes: u32,
-        mem_gb: f64,
-        link: Option<(&str, f64)>,
-        net: Option<(&str, f64)>,
-        gpu: Option<&GpuSpec>,
+        at: &Placement<'_>,
         rate: &impl Fn(Rate) -> f64,
     ) -> Result<Timing, String> {
+        let Placement {
+            adapters,
+            nodes,
+            mem_gb,
+            link,
+            net,
+            gpu,
+        } = *at;
         let s = self.serving.as_ref().expect("called for serving");
         let total = adapters * nodes;
         let rack = gpu.is_some_and(|g| matches!(g.id.as_str(), "gb200" | "gb300")) && total <= 72;
