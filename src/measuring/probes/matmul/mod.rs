@@ -23,6 +23,8 @@ use std::collections::HashMap;
 mod config;
 mod inputs;
 mod method;
+#[cfg(test)]
+mod method_tests;
 mod on_wgpu;
 pub use config::*;
 use inputs::*;
