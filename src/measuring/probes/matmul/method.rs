@@ -35,6 +35,47 @@ pub struct Policy {
     pub records_halted: bool,
 }
 
+impl Policy {
+    /// wgpu's: five samples a trial after two warm-up runs, hopeless candidates dropped,
+    /// tuning time-boxed, invalid trials noted, the trial median recorded, default sizes
+    /// stopped by their projected time.
+    pub fn wgpu() -> Policy {
+        Policy {
+            trial: Plan {
+                warmup: Duration::ZERO,
+                min_warmup_runs: 2,
+                target_sample: Duration::from_millis(5),
+                samples: 5,
+                max_iters: 64,
+                abandon_above_s: None,
+            },
+            abandon_slow: true,
+            time_boxed: true,
+            note_invalid: true,
+            trial_median: true,
+            projects_time: true,
+            limits_given_sizes: false,
+            records_halted: false,
+        }
+    }
+
+    /// OpenCL's: the common tuning trial, every candidate tried (a quick run behind its
+    /// budget stops at the first valid one: `Executor::keep_tuning`), every size checked
+    /// against the largest allocation, the sizes left after a halt recorded.
+    pub fn opencl() -> Policy {
+        Policy {
+            trial: Plan::trial(16),
+            abandon_slow: false,
+            time_boxed: false,
+            note_invalid: false,
+            trial_median: false,
+            projects_time: false,
+            limits_given_sizes: true,
+            records_halted: true,
+        }
+    }
+}
+
 /// What the matmul method asks of an executor: its candidate kernels, each set up over
 /// padded inputs, dispatched and timed a batch at a time, and C read back.
 #[allow(async_fn_in_trait)]

@@ -24,17 +24,13 @@ struct Kernels {
 
 type Mock = mock::Device<Kernels>;
 
-/// A trial: one warm-up run, three samples of one product each (the clock's script).
+/// wgpu's, but for its trials (one warm-up run, three samples of one product each: the
+/// clock's script) and that no candidate is abandoned.
 fn policy() -> Policy {
     Policy {
         trial: mock::plan(3, 8),
         abandon_slow: false,
-        time_boxed: true,
-        note_invalid: true,
-        trial_median: true,
-        projects_time: true,
-        limits_given_sizes: false,
-        records_halted: false,
+        ..Policy::wgpu()
     }
 }
 

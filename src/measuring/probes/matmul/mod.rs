@@ -31,7 +31,7 @@ use inputs::*;
 pub use method::{
     MatmulExecutor, MatmulRun, Policy, Trial, autotune, flops, gflops, run_config, run_on,
 };
-pub use on_wgpu::{OnWgpu, PipelineCache, Prepared, check_fits, padded};
+pub use on_wgpu::{OnWgpu, PipelineCache, Prepared, check_fits, check_grid, padded};
 
 const ROWS_WGSL: &str = include_str!("../../../../shaders/matmul_rows.wgsl");
 const TILED_WGSL: &str = include_str!("../../../../shaders/matmul_tiled.wgsl");

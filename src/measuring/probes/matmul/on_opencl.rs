@@ -341,16 +341,7 @@ impl<'g> MatmulExecutor for ClCtx<'g> {
     type Prepared = ClMatmul<'g>;
 
     fn policy(&self) -> Policy {
-        Policy {
-            trial: Plan::trial(16),
-            abandon_slow: false,
-            time_boxed: false,
-            note_invalid: false,
-            trial_median: false,
-            projects_time: false,
-            limits_given_sizes: true,
-            records_halted: true,
-        }
+        Policy::opencl()
     }
     fn candidates(&self) -> Vec<ClConfig> {
         candidates(self.cl, 4)

@@ -175,18 +175,21 @@ fn padded_grid(gpu: &Gpu, cfg: &MatmulConfig, d: Dims) -> Result<(Dims, (u32, u3
             );
         }
     }
-    let gx = (p.n / bn as usize) as u32;
-    let gy = (p.m / bm as usize) as u32;
+    let grid = ((p.n / bn as usize) as u32, (p.m / bm as usize) as u32);
+    check_grid(gpu, grid, &format!("{}x{}x{}", d.m, d.n, d.k))?;
+    Ok((p, grid))
+}
+
+/// Refuses a dispatch of `gx` x `gy` workgroups beyond the adapter's limit per dimension;
+/// `what` names the product that needs them.
+pub fn check_grid(gpu: &Gpu, (gx, gy): (u32, u32), what: &str) -> Result<()> {
     let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
     if gx > maxwg || gy > maxwg {
         bail!(
-            "{}x{}x{} needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}",
-            d.m,
-            d.n,
-            d.k
+            "{what} needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}"
         );
     }
-    Ok((p, (gx, gy)))
+    Ok(())
 }
 
 /// Refuses sizes whose buffers exceed the adapter's binding or buffer limits, naming the limit.
@@ -278,23 +281,7 @@ impl MatmulExecutor for OnWgpu<'_, '_> {
     type Prepared = Prepared;
 
     fn policy(&self) -> Policy {
-        Policy {
-            trial: Plan {
-                warmup: std::time::Duration::ZERO,
-                min_warmup_runs: 2,
-                target_sample: std::time::Duration::from_millis(5),
-                samples: 5,
-                max_iters: 64,
-                abandon_above_s: None,
-            },
-            abandon_slow: true,
-            time_boxed: true,
-            note_invalid: true,
-            trial_median: true,
-            projects_time: true,
-            limits_given_sizes: false,
-            records_halted: false,
-        }
+        Policy::wgpu()
     }
     fn candidates(&self) -> Vec<MatmulConfig> {
         let mut cands = candidates(self.ctx.gpu);
