@@ -1,9 +1,8 @@
 //! Real shaders on the default adapter (lavapipe in CI): every probe at small sizes,
 //! validated; proof that validation can fail; the autotuner never keeps a wrong kernel.
 
-use crate::common::{run_probe, tiny_plan};
-use gpuvalue::measuring::gpu::Timer;
-use gpuvalue::measuring::probes::matmul::{self, Faults, MatmulConfig, PipelineCache};
+use crate::common::{run_probe, tiny_plan, with_matmul};
+use gpuvalue::measuring::probes::matmul::{self, Faults, MatmulConfig};
 use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::{ProbeResult, Status};
 use std::time::{Duration, Instant};
@@ -69,29 +68,21 @@ fn every_candidate_kernel_is_correct_checked_and_trusted() {
     let Some(gpu) = crate::common::gpu() else {
         return;
     };
-    let timer = Timer::new(&gpu, true);
-    let mut cache = PipelineCache::default();
     let d = Dims {
         m: 130,
         n: 70,
         k: 36,
     };
-    for mut cfg in matmul::candidates(&gpu) {
-        for trusted in [false, true] {
-            cfg.trusted = trusted;
-            let run = pollster::block_on(matmul::run_config(
-                &gpu,
-                &timer,
-                &mut cache,
-                &cfg,
-                d,
-                &tiny_plan(),
-                Faults::default(),
-            ))
-            .unwrap_or_else(|e| panic!("{}: {e:#}", cfg.label()));
-            assert!(run.valid(), "{}: {:?}", cfg.label(), run.check);
+    with_matmul(&gpu, |on| {
+        for mut cfg in matmul::candidates(&gpu) {
+            for trusted in [false, true] {
+                cfg.trusted = trusted;
+                let run = pollster::block_on(matmul::run_config(on, &cfg, d, &tiny_plan()))
+                    .unwrap_or_else(|e| panic!("{}: {e:#}", cfg.label()));
+                assert!(run.valid(), "{}: {:?}", cfg.label(), run.check);
+            }
         }
-    }
+    });
 }
 
 #[test]
@@ -125,8 +116,6 @@ fn autotuner_never_keeps_an_invalid_configuration() {
     let Some(gpu) = crate::common::gpu() else {
         return;
     };
-    let timer = Timer::new(&gpu, true);
-    let mut cache = PipelineCache::default();
     let good = MatmulConfig::rows(8, 1, 64);
     // The same kernel stopping half-way through K: twice as fast, and wrong.
     let mut broken = good.clone();
@@ -136,26 +125,16 @@ fn autotuner_never_keeps_an_invalid_configuration() {
         n: 256,
         k: 256,
     };
-    let (chosen, trials) = pollster::block_on(matmul::autotune(
-        &gpu,
-        &timer,
-        &mut cache,
-        &[broken.clone(), good.clone()],
-        d,
-        Instant::now() + Duration::from_secs(30),
-    ));
-    assert_eq!(chosen.as_ref(), Some(&good), "trials: {trials:?}");
-    assert!(!trials[0].valid && trials[1].valid, "{trials:?}");
-    // Only wrong configurations: nothing is chosen.
-    let (none, _) = pollster::block_on(matmul::autotune(
-        &gpu,
-        &timer,
-        &mut cache,
-        &[broken],
-        d,
-        Instant::now() + Duration::from_secs(30),
-    ));
-    assert!(none.is_none());
+    let until = || Instant::now() + Duration::from_secs(30);
+    with_matmul(&gpu, |on| {
+        let cands = [broken.clone(), good.clone()];
+        let (chosen, trials) = pollster::block_on(matmul::autotune(on, &cands, d, until()));
+        assert_eq!(chosen.as_ref(), Some(&good), "trials: {trials:?}");
+        assert!(!trials[0].valid && trials[1].valid, "{trials:?}");
+        // Only wrong configurations: nothing is chosen.
+        let (none, _) = pollster::block_on(matmul::autotune(on, &[broken], d, until()));
+        assert!(none.is_none());
+    });
 }
 
 #[test]

@@ -2,9 +2,8 @@
 //! limit. Each test reopens the adapter with limits lowered on purpose, so that the paths a
 //! large request takes on a real GPU run here at small sizes.
 
-use crate::common::{run_probe, tiny_plan, with_limits};
-use gpuvalue::measuring::gpu::Timer;
-use gpuvalue::measuring::probes::matmul::{self, Faults, PipelineCache};
+use crate::common::{run_probe, tiny_plan, with_limits, with_matmul};
+use gpuvalue::measuring::probes::matmul::{self, Faults};
 use gpuvalue::measuring::reference::Dims;
 use gpuvalue::results::Status;
 
@@ -35,19 +34,10 @@ fn workgroups_per_dimension_are_folded_or_refused_by_name() {
         r.iter().map(|p| &p.params).collect::<Vec<_>>()
     );
     // A matmul whose tile grid exceeds the limit is refused, naming it.
-    let timer = Timer::new(&small, true);
-    let mut cache = PipelineCache::default();
     let cfg = matmul::MatmulConfig::rows(8, 1, 64);
-    let e = pollster::block_on(matmul::run_config(
-        &small,
-        &timer,
-        &mut cache,
-        &cfg,
-        square(1024),
-        &tiny_plan(),
-        Faults::default(),
-    ))
-    .unwrap_err();
+    let e = with_matmul(&small, |on| {
+        pollster::block_on(matmul::run_config(on, &cfg, square(1024), &tiny_plan())).unwrap_err()
+    });
     assert!(
         format!("{e:#}").contains("max_compute_workgroups_per_dimension is 8"),
         "{e:#}"
@@ -93,18 +83,9 @@ fn workgroup_memory_limit_drops_the_kernels_that_need_more() {
         .into_iter()
         .find(|c| c.workgroup_bytes() > limit)
         .expect("the full adapter has a kernel using more workgroup memory");
-    let timer = Timer::new(&small, true);
-    let mut cache = PipelineCache::default();
-    let e = pollster::block_on(matmul::run_config(
-        &small,
-        &timer,
-        &mut cache,
-        &big,
-        square(64),
-        &tiny_plan(),
-        Faults::default(),
-    ))
-    .unwrap_err();
+    let e = with_matmul(&small, |on| {
+        pollster::block_on(matmul::run_config(on, &big, square(64), &tiny_plan())).unwrap_err()
+    });
     assert!(
         format!("{e:#}").contains("max_compute_workgroup_storage_size 2048"),
         "{e:#}"

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use gpuvalue::measuring::gpu::{AdapterChoice, BackendChoice, Gpu, Timer, adapter};
-use gpuvalue::measuring::probes::matmul::Faults;
+use gpuvalue::measuring::probes::matmul::{self, Faults};
 use gpuvalue::measuring::probes::measure::Plan;
 use gpuvalue::measuring::probes::{self, Ctx, RunCtx};
 use gpuvalue::measuring::reference::Dims;
@@ -235,6 +235,15 @@ pub fn run_probe(
     let probe = probes::find(probe).expect("a registered probe");
     pollster::block_on(probe.run(&ctx, &mut |r| out.push(r)));
     out
+}
+
+/// `f` given the matmul method's wgpu executor on `gpu`: the tiny plan, a minute's budget,
+/// one pipeline cache for all `f` runs.
+pub fn with_matmul<T>(gpu: &Gpu, f: impl FnOnce(&matmul::OnWgpu<'_, '_>) -> T) -> T {
+    let timer = Timer::new(gpu, true);
+    let host = gpuvalue::host::HostInfo::detect();
+    let ctx = Ctx::new(gpu, &timer, tiny_run(&host, None));
+    f(&matmul::OnWgpu::new(&ctx))
 }
 
 /// The same adapter opened again with some limits lowered.

@@ -90,8 +90,7 @@ pub async fn run_matmul_on<K: DoubleKernels>(
     .await?;
     let c = k.read(&prepared).await?;
     let (rel_error, rows_checked) = check_product(d, p, &c, &exact);
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.figure(|t| flops / t * 1e-9);
+    let gflops = crate::measuring::probes::matmul::gflops(d, &timing);
     Ok(PrecisionRun {
         timing,
         gflops,

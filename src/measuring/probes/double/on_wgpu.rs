@@ -194,16 +194,8 @@ fn padded_dims(gpu: &Gpu, v: Variant, d: Dims) -> Result<Dims> {
 
 /// The dispatch grid, checked against the adapter's workgroup limit.
 fn grid(gpu: &Gpu, tm: u32, d: Dims, p: Dims) -> Result<(u32, u32)> {
-    let gx = (p.n / (4 * WG as usize)) as u32;
-    let gy = (p.m / tm as usize) as u32;
-    let maxwg = gpu.limits.max_compute_workgroups_per_dimension;
-    if gx > maxwg || gy > maxwg {
-        bail!(
-            "a {}x{}x{} matmul needs {gx}x{gy} workgroups; the adapter's max_compute_workgroups_per_dimension is {maxwg}",
-            d.m,
-            d.n,
-            d.k
-        );
-    }
-    Ok((gx, gy))
+    let grid = ((p.n / (4 * WG as usize)) as u32, (p.m / tm as usize) as u32);
+    let what = format!("a {}x{}x{} matmul", d.m, d.n, d.k);
+    crate::measuring::probes::matmul::check_grid(gpu, grid, &what)?;
+    Ok(grid)
 }

@@ -201,97 +201,154 @@ impl MatmulConfig {
 ///   per (j, m) inside.
 /// - A run of `BCAST`/`FMA_SG` lines repeats per m, with `FMA_SG` per (kk, j) inside.
 pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> String {
-    #[derive(Clone, Copy, Default)]
-    struct Ix {
-        m: u32,
-        j: u32,
-        kk: u32,
-    }
-    fn tagged(line: &str) -> Option<(&str, &str)> {
-        let rest = line.trim_start().strip_prefix("//@")?;
-        let (tag, text) = rest.split_once(' ')?;
-        Some((tag, text.trim_start()))
-    }
-    let sg = sg.max(1);
-    let subst = |text: &str, i: Ix| {
-        text.replace("{m}", &i.m.to_string())
-            .replace("{j}", &i.j.to_string())
-            .replace("{kk}", &i.kk.to_string())
-            .replace("{lane}", ["x", "y", "z", "w"][i.kk as usize % 4])
-            .replace("{r}", &(i.m / sg).to_string())
-            .replace("{s}", &(i.m % sg).to_string())
+    let mut x = Expansion {
+        tm,
+        tn4,
+        sg: sg.max(1),
+        out: String::new(),
     };
-    let indent = |line: &str| line.len() - line.trim_start().len();
-    // Column where a tagged line's text starts, to keep the template's alignment.
-    let col = |l: &str| l.len() - tagged(l).map_or(0, |(_, t)| t.len());
-    let all = |n: u32| 0..n;
     let lines: Vec<&str> = template.lines().collect();
-    let mut out = String::new();
-    let mut emit = |pad: usize, text: &str, i: Ix| {
-        out.push_str(&" ".repeat(pad));
-        out.push_str(&subst(text, i));
-        out.push('\n');
-    };
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
         let Some((tag, text)) = tagged(line) else {
-            emit(0, line, Ix::default());
+            x.emit(0, line, Ix::default());
             i += 1;
             continue;
         };
-        let pad = indent(line);
-        let block_of = |t: &str| match t {
-            "K_STEP" | "B_LOAD" | "FMA" => Some("K_STEP"),
-            "BCAST" | "FMA_SG" => Some("BCAST"),
-            _ => None,
-        };
-        if let Some(block) = block_of(tag) {
-            let start = i;
-            while i < lines.len() && tagged(lines[i]).and_then(|(t, _)| block_of(t)) == Some(block)
-            {
+        let pad = line.len() - line.trim_start().len();
+        match run_of(tag) {
+            Some(run) => {
+                let len = lines[i..]
+                    .iter()
+                    .take_while(|l| tagged(l).and_then(|(t, _)| run_of(t)) == Some(run))
+                    .count();
+                x.run(run, &lines[i..i + len], pad);
+                i += len;
+            }
+            None => {
+                x.line(tag, text, pad);
                 i += 1;
             }
-            let outer = if block == "K_STEP" { 4 } else { tm };
-            for o in 0..outer {
-                for l in &lines[start..i] {
-                    let (t, text) = tagged(l).unwrap_or(("", ""));
-                    let p = pad + col(l).saturating_sub(col(lines[start]));
-                    match t {
-                        "B_LOAD" => all(tn4).for_each(|j| emit(p, text, Ix { j, kk: o, m: 0 })),
-                        "FMA" => all(tn4)
-                            .for_each(|j| all(tm).for_each(|m| emit(p, text, Ix { m, j, kk: o }))),
-                        "FMA_SG" => all(4).for_each(|kk| {
-                            all(tn4).for_each(|j| emit(p, text, Ix { m: o, j, kk }))
-                        }),
-                        "BCAST" => emit(
-                            p,
-                            text,
-                            Ix {
-                                m: o,
-                                ..Ix::default()
-                            },
-                        ),
-                        _ => emit(
-                            p,
-                            text,
-                            Ix {
-                                kk: o,
-                                ..Ix::default()
-                            },
-                        ),
-                    }
+        }
+    }
+    x.out
+}
+
+/// Where one copy of a template line stands in the register block: row, vec4 column
+/// group, k step.
+#[derive(Clone, Copy, Default)]
+struct Ix {
+    m: u32,
+    j: u32,
+    kk: u32,
+}
+
+/// A `//@TAG  text` line's tag and text.
+fn tagged(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix("//@")?;
+    let (tag, text) = rest.split_once(' ')?;
+    Some((tag, text.trim_start()))
+}
+
+/// The run of lines a tag repeats with: `K_STEP` (per k step) or `BCAST` (per row).
+fn run_of(tag: &str) -> Option<&'static str> {
+    match tag {
+        "K_STEP" | "B_LOAD" | "FMA" => Some("K_STEP"),
+        "BCAST" | "FMA_SG" => Some("BCAST"),
+        _ => None,
+    }
+}
+
+/// Column where a tagged line's text starts, to keep the template's alignment.
+fn text_column(line: &str) -> usize {
+    line.len() - tagged(line).map_or(0, |(_, t)| t.len())
+}
+
+/// One register block's expansion: its shape, and the code written so far.
+struct Expansion {
+    tm: u32,
+    tn4: u32,
+    sg: u32,
+    out: String,
+}
+
+impl Expansion {
+    /// Writes `text` indented by `pad`, its placeholders filled in for `i`.
+    fn emit(&mut self, pad: usize, text: &str, i: Ix) {
+        let sg = self.sg;
+        let text = text
+            .replace("{m}", &i.m.to_string())
+            .replace("{j}", &i.j.to_string())
+            .replace("{kk}", &i.kk.to_string())
+            .replace("{lane}", ["x", "y", "z", "w"][i.kk as usize % 4])
+            .replace("{r}", &(i.m / sg).to_string())
+            .replace("{s}", &(i.m % sg).to_string());
+        self.out.push_str(&" ".repeat(pad));
+        self.out.push_str(&text);
+        self.out.push('\n');
+    }
+
+    /// A run of lines (`run_of`), repeated per k step (`K_STEP`: 4) or per row (`BCAST`),
+    /// each copy aligned under the run's first line at `pad`.
+    fn run(&mut self, run: &str, lines: &[&str], pad: usize) {
+        let outer = if run == "K_STEP" { 4 } else { self.tm };
+        let first = text_column(lines[0]);
+        for o in 0..outer {
+            for l in lines {
+                let (t, text) = tagged(l).unwrap_or(("", ""));
+                let p = pad + text_column(l).saturating_sub(first);
+                self.run_line(t, text, p, o);
+            }
+        }
+    }
+
+    /// One line of a run in its copy `o` (the k step, or the row).
+    fn run_line(&mut self, tag: &str, text: &str, p: usize, o: u32) {
+        let (tm, tn4) = (self.tm, self.tn4);
+        match tag {
+            "B_LOAD" => (0..tn4).for_each(|j| self.emit(p, text, Ix { j, kk: o, m: 0 })),
+            "FMA" => {
+                for j in 0..tn4 {
+                    (0..tm).for_each(|m| self.emit(p, text, Ix { m, j, kk: o }));
                 }
             }
-            continue;
+            "FMA_SG" => {
+                for kk in 0..4 {
+                    (0..tn4).for_each(|j| self.emit(p, text, Ix { m: o, j, kk }));
+                }
+            }
+            "BCAST" => self.emit(
+                p,
+                text,
+                Ix {
+                    m: o,
+                    ..Ix::default()
+                },
+            ),
+            _ => self.emit(
+                p,
+                text,
+                Ix {
+                    kk: o,
+                    ..Ix::default()
+                },
+            ),
         }
+    }
+
+    /// A tagged line outside any run, repeated over the indices its tag names.
+    fn line(&mut self, tag: &str, text: &str, pad: usize) {
+        let (tm, tn4, sg) = (self.tm, self.tn4, self.sg);
         match tag {
             "ACC_DECL" | "STORE" => {
-                all(tm).for_each(|m| all(tn4).for_each(|j| emit(pad, text, Ix { m, j, kk: 0 })))
+                for m in 0..tm {
+                    (0..tn4).for_each(|j| self.emit(pad, text, Ix { m, j, kk: 0 }));
+                }
             }
-            "A_LOAD" => all(tm).for_each(|m| emit(pad, text, Ix { m, ..Ix::default() })),
-            "AROW" | "A_LOAD_SG" => all(tm.div_ceil(sg)).for_each(|r| {
-                emit(
+            "A_LOAD" => (0..tm).for_each(|m| self.emit(pad, text, Ix { m, ..Ix::default() })),
+            "AROW" | "A_LOAD_SG" => (0..tm.div_ceil(sg)).for_each(|r| {
+                self.emit(
                     pad,
                     text,
                     Ix {
@@ -301,13 +358,13 @@ pub fn expand_register_block(template: &str, tm: u32, tn4: u32, sg: u32) -> Stri
                 )
             }),
             "B_LOAD_ALL" => {
-                all(4).for_each(|kk| all(tn4).for_each(|j| emit(pad, text, Ix { m: 0, j, kk })))
+                for kk in 0..4 {
+                    (0..tn4).for_each(|j| self.emit(pad, text, Ix { m: 0, j, kk }));
+                }
             }
             other => panic!("unknown template tag //@{other}"),
         }
-        i += 1;
     }
-    out
 }
 
 /// The configurations the autotuner tries on an adapter, most promising first. CPU

@@ -1,6 +1,10 @@
+//! The matmul kernels on OpenCL: `matmul.cl`'s tiled and barrier-free kernels (tuned by -D
+//! options), set up over A, B and C (with A's and B's repacking where a kernel reads
+//! panels), dispatched and read back.
+
 use super::*;
-use crate::measuring::gpu::opencl::{Arg, ClGpu, Span};
-use crate::measuring::probes::{ClCtx, Halts};
+use crate::measuring::gpu::opencl::{Arg, ClBuffer, ClGpu, Span};
+use crate::measuring::probes::ClCtx;
 
 pub const MATMUL_CL: &str = include_str!("../../../../shaders/opencl/matmul.cl");
 
@@ -323,146 +327,77 @@ impl<'g> ClProduct<'g> {
     }
 }
 
-/// Times `cfg`'s kernel of `prog` over `bufs` (A, B, C) of the padded size `p`,
-/// `elem`-byte elements (see `ClProduct`).
-pub fn time_kernel(
-    ctx: &ClCtx<'_>,
-    cfg: ClConfig,
-    p: Dims,
-    prog: &opencl3::program::Program,
-    bufs: [Arg<'_>; 3],
-    elem: usize,
-    plan: &Plan,
-) -> Result<TimingInfo> {
-    let product = ClProduct::new(ctx.cl, cfg, p, prog, bufs, elem)?;
-    ctx.time(plan, &mut || product.enqueue())
-}
-
-struct ClRun {
-    timing: TimingInfo,
-    gflops: Summary,
-    check: MatmulCheck,
+/// One configuration set up over A, B and C of the padded size: one product is
+/// `product.enqueue`.
+pub struct ClMatmul<'g> {
+    product: ClProduct<'g>,
+    c: ClBuffer<f32>,
     padded: Dims,
+    _inputs: [ClBuffer<f32>; 2],
 }
 
-fn run_config(ctx: &ClCtx<'_>, cfg: ClConfig, d: Dims, plan: &Plan) -> Result<ClRun> {
-    let cl = ctx.cl;
-    let p = padded(cfg, d);
-    let (a, b) = random_inputs(d, p, &mut Rng::fresh());
-    let prog = cl.build_source(&source(cfg, "f32"))?;
-    let (da, db) = (cl.upload("A", &a)?, cl.upload("B", &b)?);
-    let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
-    cl.poison(&mut dc, 0x7fc0_0000)?;
-    let timing = time_kernel(ctx, cfg, p, &prog, [da.arg(), db.arg(), dc.arg()], 4, plan)?;
-    let c = cl.read(&dc, p.m * p.n)?;
-    // Every matrix is the padded one, row-major, with its own leading dimension.
-    let check = crate::measuring::reference::check_matmul(
-        d,
-        View { data: &a, ld: p.k },
-        View { data: &b, ld: p.n },
-        View { data: &c, ld: p.n },
-        &mut Rng::fresh(),
-    );
-    let flops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let gflops = timing.figure(|t| flops / t * 1e-9);
-    Ok(ClRun {
-        timing,
-        gflops,
-        check,
-        padded: p,
-    })
-}
+impl<'g> MatmulExecutor for ClCtx<'g> {
+    type Config = ClConfig;
+    type Prepared = ClMatmul<'g>;
 
-fn trial(cfg: ClConfig, r: &Result<ClRun>) -> Trial {
-    match r {
-        Ok(r) => Trial {
-            config: cfg.label(),
-            gflops_median: Some(r.gflops.median),
-            gflops_max: Some(r.gflops.max),
-            error: Some(r.check.worst()),
-            valid: r.check.worst() <= F32_TOLERANCE,
-            note: None,
-        },
-        Err(e) => Trial {
-            config: cfg.label(),
-            gflops_median: None,
-            gflops_max: None,
-            error: None,
-            valid: false,
-            note: Some(format!("{e:#}")),
-        },
+    fn policy(&self) -> Policy {
+        Policy::opencl()
     }
-}
-
-fn measure_size(ctx: &ClCtx<'_>, cands: &mut Vec<ClConfig>, d: Dims) -> ProbeResult {
-    let mut res = ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k);
-    ctx.say(&format!("matmul {}x{}x{}: autotuning", d.m, d.n, d.k));
-    let tune = measure::Plan::trial(16);
-    let mut ranked: Vec<(f64, ClConfig)> = Vec::new();
-    for &cfg in cands.iter() {
-        if !ranked.is_empty() && ctx.shrink() {
-            break;
-        }
-        let r = run_config(ctx, cfg, d, &tune);
-        let t = trial(cfg, &r);
-        if t.valid
-            && let Some(g) = t.gflops_max
-        {
-            ranked.push((g, cfg));
-        }
-        res.autotune.extend(serde_json::to_value(&t).ok());
+    fn candidates(&self) -> Vec<ClConfig> {
+        candidates(self.cl, 4)
     }
-    ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
-    let Some(&(top, cfg)) = ranked.first() else {
-        return res.no_valid_configuration();
-    };
-    *cands = ranked
-        .iter()
-        .filter(|(g, _)| *g >= 0.5 * top)
-        .take(3)
-        .map(|(_, c)| *c)
-        .collect();
-    ctx.say(&format!("matmul {}x{}x{}: measuring", d.m, d.n, d.k));
-    match run_config(ctx, cfg, d, &ctx.plan()) {
-        Ok(run) => {
-            res.kernel = Some(serde_json::json!({
-                "label": cfg.label(), "ts": cfg.ts, "wpt": cfg.wpt, "tsk": cfg.tsk,
-                "kind": cfg.kind,
-                "padded": [run.padded.m, run.padded.n, run.padded.k],
-            }));
-            let v = validation(&run.check, d.m);
-            res.timing = Some(run.timing);
-            res.validated(v, run.gflops, Validation::tolerance_exceeded)
-        }
-        Err(e) => res.with_status(Status::Failed, format!("{e:#}")),
+    fn label(&self, cfg: &ClConfig) -> String {
+        cfg.label()
+    }
+    fn beyond_limits(&self, d: Dims) -> Option<String> {
+        let big = padded(ClConfig::tiled(128, 8, 16), d);
+        let bytes = (big.m.max(big.n) * big.k * 4) as u64;
+        (bytes > self.cl.info.limits.max_buffer_size)
+            .then(|| "beyond the device's largest allocation".to_string())
+    }
+    fn padded(&self, cfg: &ClConfig, d: Dims) -> Result<Dims> {
+        Ok(padded(*cfg, d))
+    }
+    fn prepare(
+        &self,
+        cfg: &ClConfig,
+        _d: Dims,
+        p: Dims,
+        a: &[f32],
+        b: &[f32],
+    ) -> Result<ClMatmul<'g>> {
+        let cl = self.cl;
+        let prog = cl.build_source(&source(*cfg, "f32"))?;
+        let (da, db) = (cl.upload("A", a)?, cl.upload("B", b)?);
+        let mut dc = cl.buffer::<f32>("C", p.m * p.n)?;
+        cl.poison(&mut dc, 0x7fc0_0000)?;
+        let bufs = [da.arg(), db.arg(), dc.arg()];
+        let product = ClProduct::new(cl, *cfg, p, &prog, bufs, 4)?;
+        Ok(ClMatmul {
+            product,
+            c: dc,
+            padded: p,
+            _inputs: [da, db],
+        })
+    }
+    async fn dispatch(&self, p: &ClMatmul<'g>, iters: u32) -> Result<f64> {
+        self.cl.time(iters, &mut || p.product.enqueue())
+    }
+    async fn read(&self, p: &ClMatmul<'g>) -> Result<Vec<f32>> {
+        self.cl.read(&p.c, p.padded.m * p.padded.n)
+    }
+    fn describe(&self, mut res: ProbeResult, cfg: &ClConfig, padded: Dims) -> ProbeResult {
+        res.kernel = Some(serde_json::json!({
+            "label": cfg.label(), "ts": cfg.ts, "wpt": cfg.wpt, "tsk": cfg.tsk,
+            "kind": cfg.kind,
+            "padded": [padded.m, padded.n, padded.k],
+        }));
+        res
     }
 }
 
 pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    let sizes = ctx
-        .sizes
-        .clone()
-        .unwrap_or_else(|| default_sizes(ctx.quick));
-    let mut cands = candidates(ctx.cl, 4);
-    for d in sizes {
-        if ctx.halted() {
-            emit(
-                ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k)
-                    .with_status(Status::Skipped, ctx.halt_reason()),
-            );
-            continue;
-        }
-        let big = padded(ClConfig::tiled(128, 8, 16), d);
-        let bytes = (big.m.max(big.n) * big.k * 4) as u64;
-        if bytes > ctx.cl.info.limits.max_buffer_size {
-            emit(
-                ProbeResult::sized(FigureKey::MatmulF32, d.m, d.n, d.k)
-                    .with_status(Status::Skipped, "beyond the device's largest allocation"),
-            );
-            break;
-        }
-        emit(measure_size(ctx, &mut cands, d));
-    }
+    run_on(ctx, emit).await
 }
 
 #[cfg(test)]
