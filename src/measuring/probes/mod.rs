@@ -192,17 +192,29 @@ pub async fn time_dispatches(
     groups: (u32, u32),
 ) -> anyhow::Result<measure::TimingInfo> {
     measure::measure(&ctx.plan(), &|| ctx.timer.method(), async |iters| {
-        ctx.timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, bind, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(groups.0, groups.1, 1);
-                }
-            })
-            .await
+        time_batch(ctx, pipeline, bind, groups, iters).await
     })
     .await
+}
+
+/// One batch of `iters` dispatches of `groups` workgroups of one pipeline, in one pass: the
+/// seconds it took by the context's timer.
+pub async fn time_batch(
+    ctx: &Ctx<'_>,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    groups: (u32, u32),
+    iters: u32,
+) -> anyhow::Result<f64> {
+    ctx.timer
+        .time_pass(&mut |pass| {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        })
+        .await
 }
 
 /// What a probe needs whatever executes it: the measurement plan, the time budget, the
