@@ -194,12 +194,7 @@ impl TransferExecutor for Ctx<'_> {
             return Ok(WgpuCopy::ToDevice { buf, floats });
         }
         let src = gpu.upload("d2h source", data)?;
-        let staging = gpu.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("d2h staging"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })?;
+        let staging = gpu.staging_buffer("d2h staging", bytes)?;
         let last = Vec::new();
         Ok(WgpuCopy::ToHost { src, staging, last })
     }
