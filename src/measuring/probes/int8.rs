@@ -304,10 +304,6 @@ fn default_sizes(quick: bool) -> Vec<Dims> {
     v.iter().map(|&n| Dims { m: n, n, k: n }).collect()
 }
 
-pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// The int8 probe, as registered in `probes::REGISTRY`.
 pub struct Int8;
 
@@ -332,13 +328,13 @@ impl super::Probe for Int8 {
             &[("WG", f64::from(WG))],
         )]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub use on_opencl::product_opencl;
+use on_opencl::cl_sources;
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+pub use on_opencl::product_opencl;
 
 /// The same method on OpenCL: the WGSL kernel's layout and inputs, the device's packed dot
 /// product where it offers `cl_khr_integer_dot_product`, else widening multiply-adds (said
@@ -438,10 +434,6 @@ mod on_opencl {
             };
             res.param("dot_product", dot)
         }
-    }
-
-    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run_on(ctx, emit).await
     }
 }
 

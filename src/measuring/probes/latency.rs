@@ -205,10 +205,6 @@ impl LatencyExecutor for Ctx<'_> {
     }
 }
 
-pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// Why wgpu has no launch latency (short: it is a table cell).
 const NO_LAUNCH: &str = "OpenCL only (WebGPU has no queued timestamp)";
 
@@ -234,14 +230,14 @@ impl super::Probe for Latency {
             FigureKey::LatencyLaunch,
         ]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new("latency", LATENCY_WGSL, "main", &[])]
     }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+use on_opencl::cl_sources;
 
 /// The same method on OpenCL: one work-item bumps a counter; the round trip is enqueue +
 /// `clFinish` on the wall clock, the batched cost many enqueues timed by profiling events,
@@ -319,10 +315,6 @@ mod on_opencl {
             let got: Vec<u32> = self.cl.read(&k.counter, 1)?;
             Ok(got[0])
         }
-    }
-
-    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run_on(ctx, emit).await
     }
 }
 

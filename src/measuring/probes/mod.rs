@@ -4,6 +4,29 @@
 /// `Probe::run` for a probe file whose free `async fn run(ctx, emit)` does the work: the
 /// trait returns that future boxed (the trait stays object-safe for `REGISTRY`).
 macro_rules! run_with_async_fn {
+    // A probe whose method is one `run_on` over its executor trait, which `Ctx` and `ClCtx`
+    // implement: both executors run it.
+    (run_on) => {
+        fn run<'a>(
+            &'a self,
+            ctx: &'a super::Ctx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run_on(ctx, emit))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        fn run_opencl<'a>(
+            &'a self,
+            ctx: &'a super::ClCtx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run_on(ctx, emit))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        fn opencl_kernels(&self) -> Vec<crate::measuring::gpu::opencl::ClSource> {
+            cl_sources()
+        }
+    };
     (opencl) => {
         run_with_async_fn!();
         #[cfg(not(target_arch = "wasm32"))]

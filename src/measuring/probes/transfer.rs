@@ -224,10 +224,6 @@ impl TransferExecutor for Ctx<'_> {
     }
 }
 
-pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// The transfer probe, as registered in `probes::REGISTRY`.
 pub struct Transfer;
 
@@ -244,14 +240,14 @@ impl super::Probe for Transfer {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::TransferToDevice, FigureKey::TransferToHost]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
     fn kernels(&self) -> Vec<KernelSource> {
         Vec::new()
     }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+use on_opencl::cl_sources;
 
 /// The same method on OpenCL: blocking `clEnqueueWriteBuffer` / `clEnqueueReadBuffer` from
 /// pageable host memory (a Rust `Vec`) and from pinned host memory (a mapped
@@ -351,10 +347,6 @@ mod on_opencl {
                 Ok(c.host.floats().to_vec())
             }
         }
-    }
-
-    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run_on(ctx, emit).await
     }
 }
 

@@ -330,10 +330,6 @@ pub async fn run_on<E: HierarchyExecutor>(exec: &E, emit: &mut dyn FnMut(ProbeRe
     chase_on(exec, emit, &sets, &stated).await;
 }
 
-pub async fn run(ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// The hierarchy probe, as registered in `probes::REGISTRY`.
 pub struct Hierarchy;
 
@@ -356,14 +352,14 @@ impl super::Probe for Hierarchy {
             KernelSource::new("hierarchy chase", WGSL, "chase", &[]),
         ]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
 }
 
 /// The kernels in OpenCL C (`shaders/opencl/hierarchy.cl`), one work-item a WGSL invocation.
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl;
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+use on_opencl::cl_sources;
 mod on_wgpu;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,10 @@
 //! The hierarchy probe's kernels on OpenCL: `sweep` and `chase` in OpenCL C, each built
 //! over its buffers for one working set.
 
-use super::{CHASE_STEPS, HierarchyExecutor, INVOCATIONS, WG, run_on, stated};
+use super::{CHASE_STEPS, HierarchyExecutor, INVOCATIONS, WG, stated};
 use crate::measuring::cache_levels::Cache;
 use crate::measuring::gpu::opencl::{Arg, ClBuffer, ClSource};
 use crate::measuring::probes::ClCtx;
-use crate::results::ProbeResult;
 use anyhow::Result;
 
 const CL: &str = include_str!("../../../../shaders/opencl/hierarchy.cl");
@@ -96,8 +95,4 @@ impl HierarchyExecutor for ClCtx<'_> {
             Ok(self.cl.dispatch(&p.kernel, &global, Some(&local))?.into())
         })
     }
-}
-
-pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
 }
