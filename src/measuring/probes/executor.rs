@@ -199,6 +199,17 @@ pub mod mock {
         }
     }
 
+    /// Asserts that `p` failed its check, with no figure, saying `detail` and `reason`.
+    pub fn assert_failed(p: &crate::results::ProbeResult, detail: &str, reason: &str) {
+        use crate::results::Status;
+        assert_eq!(p.status, Status::Failed, "{}: {:?}", p.name, p.reason);
+        assert!(p.value.is_none(), "{}: no figure", p.name);
+        let v = p.validation.as_ref().expect("the check is recorded");
+        assert!(!v.passed && v.error > v.tolerance, "{}: {v:?}", p.name);
+        assert_eq!(v.detail.as_deref(), Some(detail), "{}", p.name);
+        assert_eq!(p.reason.as_deref(), Some(reason), "{}", p.name);
+    }
+
     /// Scripted batch times: the seconds a batch of `iters` dispatches takes is the next
     /// per-dispatch time of the script (the last repeats) times `iters`; every batch is
     /// recorded as its iteration count.
