@@ -9,7 +9,7 @@ use crate::measuring::gpu::Gpu;
 use crate::measuring::gpu::context::{KernelSpec, RuntimeChecks};
 use crate::measuring::gpu::wgsl::{KernelSource, WgslSource};
 use crate::measuring::reference::{Dims, Rng, rows_to_check};
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Status};
 use anyhow::{Result, bail};
 
 const INT8_WGSL: &str = include_str!("../../../shaders/matmul_int8.wgsl");
@@ -262,7 +262,7 @@ pub fn product_cpu(d: Dims, seed: u64) -> Vec<i32> {
 
 /// The figure from the sums the device wrote: sampled rows checked exactly.
 fn judge(
-    mut res: ProbeResult,
+    res: ProbeResult,
     inp: &Inputs,
     d: Dims,
     got: &[i32],
@@ -277,25 +277,24 @@ fn judge(
         .count();
     let checked = rows.len() * d.n;
     let ops = 2.0 * d.m as f64 * d.n as f64 * d.k as f64;
-    let value = timing.figure(|t| ops / t * 1e-9);
-    let validation = Validation {
-        metric: "exact".into(),
-        error: wrong as f64 / checked.max(1) as f64,
-        tolerance: 0.0,
-        passed: wrong == 0,
-        detail: Some(format!(
-            "{} of {} rows checked exactly, {wrong} of {checked} sums wrong",
-            rows.len(),
-            d.m
-        )),
-    };
-    res.timing = Some(timing);
-    res.validated(validation, value, |v| {
-        format!(
-            "validation failed: {:.3}% of the checked sums differ from the CPU's",
-            100.0 * v.error
-        )
-    })
+    let error = wrong as f64 / checked.max(1) as f64;
+    let detail = format!(
+        "{} of {} rows checked exactly, {wrong} of {checked} sums wrong",
+        rows.len(),
+        d.m
+    );
+    super::judged_exactly(
+        res,
+        timing,
+        |t| ops / t * 1e-9,
+        (error, detail),
+        |v| {
+            format!(
+                "validation failed: {:.3}% of the checked sums differ from the CPU's",
+                100.0 * v.error
+            )
+        },
+    )
 }
 
 /// The sizes measured when `--sizes` is not given.

@@ -10,7 +10,7 @@ use super::measure;
 use crate::figure::FigureKey;
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::gpu::{Gpu, TimingMethod};
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Status};
 use anyhow::Result;
 use std::cell::Cell;
 
@@ -37,25 +37,17 @@ impl Mode {
     }
 }
 
-fn finish(
-    mut res: ProbeResult,
-    timing: measure::TimingInfo,
-    expected: u64,
-    got: u32,
-) -> ProbeResult {
-    let ok = u64::from(got) == expected % (1u64 << 32);
-    let validation = Validation {
-        metric: "exact".into(),
-        error: (u64::from(got) as f64 - (expected % (1u64 << 32)) as f64).abs(),
-        tolerance: 0.0,
-        passed: ok,
-        detail: Some(format!("counter {got}, dispatches issued {expected}")),
-    };
-    let value = timing.figure(|t| t * 1e6);
-    res.timing = Some(timing);
-    res.validated(validation, value, |_| {
-        "validation failed: not every dispatch ran".into()
-    })
+/// The microseconds, if the 32-bit counter says every dispatch issued ran.
+fn finish(res: ProbeResult, timing: measure::TimingInfo, expected: u64, got: u32) -> ProbeResult {
+    let error = (u64::from(got) as f64 - (expected % (1u64 << 32)) as f64).abs();
+    let detail = format!("counter {got}, dispatches issued {expected}");
+    super::judged_exactly(
+        res,
+        timing,
+        |t| t * 1e6,
+        (error, detail),
+        |_| "validation failed: not every dispatch ran".into(),
+    )
 }
 
 /// What the latency method asks of an executor: a one-invocation kernel that bumps a
@@ -186,15 +178,7 @@ impl LatencyExecutor for Ctx<'_> {
         gpu.wait().await
     }
     async fn batch(&self, k: &WgpuCounter, iters: u32) -> Result<f64> {
-        self.timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(&k.pipeline);
-                pass.set_bind_group(0, &k.bind, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(1, 1, 1);
-                }
-            })
-            .await
+        super::time_batch(self, &k.pipeline, &k.bind, (1, 1), iters).await
     }
     async fn launches(&self, _k: &WgpuCounter, _iters: u32) -> Result<f64> {
         anyhow::bail!(NO_LAUNCH)

@@ -72,7 +72,7 @@ use crate::figure::FigureKey;
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::gpu::{Gpu, Timer};
 use crate::measuring::reference::Dims;
-use crate::results::{ProbeResult, Status};
+use crate::results::{ProbeResult, Status, Validation};
 use measure::Plan;
 use std::time::Duration;
 
@@ -204,6 +204,28 @@ pub async fn step(
         Ok(r) => emit(r),
         Err(e) => emit(ProbeResult::of(figure).with_status(Status::Failed, format!("{e:#}"))),
     }
+}
+
+/// A result checked exactly (`error` is 0 when every value was right, else how far off):
+/// its timing, the check, and if it passed the figure `figure` makes of each sample's
+/// seconds per iteration; `reason` says why it failed.
+pub fn judged_exactly(
+    mut res: ProbeResult,
+    timing: measure::TimingInfo,
+    figure: impl Fn(f64) -> f64,
+    (error, detail): (f64, String),
+    reason: impl FnOnce(&Validation) -> String,
+) -> ProbeResult {
+    let value = timing.figure(figure);
+    res.timing = Some(timing);
+    let validation = Validation {
+        metric: "exact".into(),
+        error,
+        tolerance: 0.0,
+        passed: error == 0.0,
+        detail: Some(detail),
+    };
+    res.validated(validation, value, reason)
 }
 
 /// Times `iters` dispatches of `groups` workgroups of one pipeline per sample, under the

@@ -9,7 +9,7 @@ use crate::figure::FigureKey;
 use crate::measuring::gpu::context::map_read;
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::reference::Rng;
-use crate::results::{ProbeResult, Validation};
+use crate::results::ProbeResult;
 use anyhow::Result;
 
 /// The host memory a copy is made from or into, where the executor offers a choice.
@@ -65,23 +65,17 @@ fn bytes_within(run: &super::RunCtx<'_>, max_alloc: u64) -> u64 {
     want.min(max_alloc) / 4096 * 4096
 }
 
+/// The GB/s, if the data arrived unchanged.
 fn finish(
-    mut res: ProbeResult,
+    res: ProbeResult,
     timing: measure::TimingInfo,
     bytes: u64,
     ok: bool,
     detail: String,
 ) -> ProbeResult {
-    let validation = Validation {
-        metric: "exact".into(),
-        error: if ok { 0.0 } else { 1.0 },
-        tolerance: 0.0,
-        passed: ok,
-        detail: Some(detail),
-    };
-    let value = timing.figure(|t| bytes as f64 / t * 1e-9);
-    res.timing = Some(timing);
-    res.validated(validation, value, |_| {
+    let error = if ok { 0.0 } else { 1.0 };
+    let gbps = |t| bytes as f64 / t * 1e-9;
+    super::judged_exactly(res, timing, gbps, (error, detail), |_| {
         "validation failed: data arrived changed".into()
     })
 }

@@ -14,7 +14,7 @@ use crate::figure::FigureKey;
 use crate::measuring::cache_levels::{Cache, size};
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::reference::Rng;
-use crate::results::{ProbeResult, Validation};
+use crate::results::ProbeResult;
 use anyhow::Result;
 
 const WGSL: &str = include_str!("../../../../shaders/hierarchy.wgsl");
@@ -134,25 +134,17 @@ fn point(figure: FigureKey, bytes: u64, stated: &[Cache]) -> ProbeResult {
 }
 
 /// A point's result: its figure if what the device wrote (`got`) is what the data or the
-/// cycle gives (`want`), checked exactly.
+/// cycle gives (`want`).
 fn judged(
-    mut res: ProbeResult,
+    res: ProbeResult,
     timing: TimingInfo,
     figure: impl Fn(f64) -> f64,
     (got, want): (u32, u32),
     detail: String,
     failed: &'static str,
 ) -> ProbeResult {
-    let value = timing.figure(figure);
-    res.timing = Some(timing);
-    let validation = Validation {
-        metric: "exact".into(),
-        error: f64::from(got != want),
-        tolerance: 0.0,
-        passed: got == want,
-        detail: Some(detail),
-    };
-    res.validated(validation, value, |_| failed.into())
+    let error = f64::from(got != want);
+    super::judged_exactly(res, timing, figure, (error, detail), |_| failed.into())
 }
 
 fn sweep_result(
