@@ -634,14 +634,20 @@ impl Gpu {
         }
     }
 
-    /// Copies `len` bytes from `offset` of a storage buffer back to the host.
-    pub async fn read_bytes(&self, buf: &wgpu::Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
-        let staging = self.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: len,
+    /// A buffer of `size` bytes a copy can fill and the host can map to read
+    /// (`map_read`).
+    pub fn staging_buffer(&self, label: &str, size: u64) -> Result<wgpu::Buffer> {
+        self.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        })?;
+        })
+    }
+
+    /// Copies `len` bytes from `offset` of a storage buffer back to the host.
+    pub async fn read_bytes(&self, buf: &wgpu::Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let staging = self.staging_buffer("readback", len)?;
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf, offset, &staging, 0, len);
         self.queue.submit([enc.finish()]);

@@ -38,12 +38,7 @@ pub fn open(adapter: &Adapter, info: &AdapterSummary, floats: usize) -> Result<B
             let gpu = pollster::block_on(Gpu::open(a.clone(), info.clone()))?;
             let bytes = (floats * 4) as u64;
             let buf = gpu.storage_buffer("transfers", bytes)?;
-            let staging = gpu.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("transfers staging"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })?;
+            let staging = gpu.staging_buffer("transfers staging", bytes)?;
             Ok(Box::new(WgpuLink {
                 gpu,
                 buf,

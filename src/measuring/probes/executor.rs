@@ -7,6 +7,7 @@
 
 use super::measure::{self, Plan, TimingInfo};
 use super::{Ctx, Halts, RunCtx};
+use crate::clock::Instant;
 use crate::model::TimingMethod;
 use anyhow::Result;
 
@@ -26,6 +27,19 @@ pub trait Executor: Halts {
     fn keep_tuning(&self, _found: bool) -> bool {
         true
     }
+    /// The seconds `iters` runs of `once` take on the host's clock: what the host waits
+    /// for (a round trip, a copy), whatever the device's timer. The mock scripts them.
+    async fn wall_clock(
+        &self,
+        iters: u32,
+        mut once: impl AsyncFnMut() -> Result<()>,
+    ) -> Result<f64> {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            once().await?;
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    }
 }
 
 /// Runs `plan` (warm-up, batch sizing, samples) over `batch(iters)`, the seconds one batch of
@@ -36,6 +50,19 @@ pub async fn time<E: Executor + ?Sized>(
     mut batch: impl AsyncFnMut(u32) -> Result<f64>,
 ) -> Result<TimingInfo> {
     measure::measure(plan, &|| exec.method(), async |iters| batch(iters).await).await
+}
+
+/// Runs `plan` over batches of `once` timed on the wall clock (`Executor::wall_clock`).
+pub async fn time_wall<E: Executor + ?Sized>(
+    exec: &E,
+    plan: &Plan,
+    mut once: impl AsyncFnMut() -> Result<()>,
+) -> Result<TimingInfo> {
+    let wall = || TimingMethod::WallClock;
+    measure::measure(plan, &wall, async |iters| {
+        exec.wall_clock(iters, &mut once).await
+    })
+    .await
 }
 
 impl Executor for Ctx<'_> {
@@ -159,6 +186,28 @@ pub mod mock {
         fn method(&self) -> TimingMethod {
             TimingMethod::WallClock
         }
+        /// Runs `once` `iters` times; the batch lasts what the script says.
+        async fn wall_clock(
+            &self,
+            iters: u32,
+            mut once: impl AsyncFnMut() -> Result<()>,
+        ) -> Result<f64> {
+            for _ in 0..iters {
+                once().await?;
+            }
+            Ok(self.clock.batch(iters))
+        }
+    }
+
+    /// Asserts that `p` failed its check, with no figure, saying `detail` and `reason`.
+    pub fn assert_failed(p: &crate::results::ProbeResult, detail: &str, reason: &str) {
+        use crate::results::Status;
+        assert_eq!(p.status, Status::Failed, "{}: {:?}", p.name, p.reason);
+        assert!(p.value.is_none(), "{}: no figure", p.name);
+        let v = p.validation.as_ref().expect("the check is recorded");
+        assert!(!v.passed && v.error > v.tolerance, "{}: {v:?}", p.name);
+        assert_eq!(v.detail.as_deref(), Some(detail), "{}", p.name);
+        assert_eq!(p.reason.as_deref(), Some(reason), "{}", p.name);
     }
 
     /// Scripted batch times: the seconds a batch of `iters` dispatches takes is the next

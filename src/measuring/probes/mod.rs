@@ -4,6 +4,29 @@
 /// `Probe::run` for a probe file whose free `async fn run(ctx, emit)` does the work: the
 /// trait returns that future boxed (the trait stays object-safe for `REGISTRY`).
 macro_rules! run_with_async_fn {
+    // A probe whose method is one `run_on` over its executor trait, which `Ctx` and `ClCtx`
+    // implement: both executors run it.
+    (run_on) => {
+        fn run<'a>(
+            &'a self,
+            ctx: &'a super::Ctx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run_on(ctx, emit))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        fn run_opencl<'a>(
+            &'a self,
+            ctx: &'a super::ClCtx<'a>,
+            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
+        ) -> super::LocalBoxFuture<'a, ()> {
+            Box::pin(run_on(ctx, emit))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        fn opencl_kernels(&self) -> Vec<crate::measuring::gpu::opencl::ClSource> {
+            cl_sources()
+        }
+    };
     (opencl) => {
         run_with_async_fn!();
         #[cfg(not(target_arch = "wasm32"))]
@@ -49,7 +72,7 @@ use crate::figure::FigureKey;
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::gpu::{Gpu, Timer};
 use crate::measuring::reference::Dims;
-use crate::results::{ProbeResult, Status};
+use crate::results::{ProbeResult, Status, Validation};
 use measure::Plan;
 use std::time::Duration;
 
@@ -183,6 +206,28 @@ pub async fn step(
     }
 }
 
+/// A result checked exactly (`error` is 0 when every value was right, else how far off):
+/// its timing, the check, and if it passed the figure `figure` makes of each sample's
+/// seconds per iteration; `reason` says why it failed.
+pub fn judged_exactly(
+    mut res: ProbeResult,
+    timing: measure::TimingInfo,
+    figure: impl Fn(f64) -> f64,
+    (error, detail): (f64, String),
+    reason: impl FnOnce(&Validation) -> String,
+) -> ProbeResult {
+    let value = timing.figure(figure);
+    res.timing = Some(timing);
+    let validation = Validation {
+        metric: "exact".into(),
+        error,
+        tolerance: 0.0,
+        passed: error == 0.0,
+        detail: Some(detail),
+    };
+    res.validated(validation, value, reason)
+}
+
 /// Times `iters` dispatches of `groups` workgroups of one pipeline per sample, under the
 /// probe's plan (the reduced one when a quick run is behind).
 pub async fn time_dispatches(
@@ -192,17 +237,29 @@ pub async fn time_dispatches(
     groups: (u32, u32),
 ) -> anyhow::Result<measure::TimingInfo> {
     measure::measure(&ctx.plan(), &|| ctx.timer.method(), async |iters| {
-        ctx.timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, bind, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(groups.0, groups.1, 1);
-                }
-            })
-            .await
+        time_batch(ctx, pipeline, bind, groups, iters).await
     })
     .await
+}
+
+/// One batch of `iters` dispatches of `groups` workgroups of one pipeline, in one pass: the
+/// seconds it took by the context's timer.
+pub async fn time_batch(
+    ctx: &Ctx<'_>,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    groups: (u32, u32),
+    iters: u32,
+) -> anyhow::Result<f64> {
+    ctx.timer
+        .time_pass(&mut |pass| {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind, &[]);
+            for _ in 0..iters {
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            }
+        })
+        .await
 }
 
 /// What a probe needs whatever executes it: the measurement plan, the time budget, the
