@@ -99,6 +99,24 @@ pub struct Validation {
 }
 
 impl Validation {
+    /// A check by `metric` that passes when `error` is at most `tolerance` (a NaN error
+    /// fails), with what was checked in `detail`.
+    pub fn within(metric: &str, error: f64, tolerance: f64, detail: String) -> Validation {
+        Validation {
+            metric: metric.into(),
+            error,
+            tolerance,
+            passed: error <= tolerance,
+            detail: Some(detail),
+        }
+    }
+
+    /// An exact check: it passes when `error` (how far off, 0 when every value was right)
+    /// is 0.
+    pub fn exact(error: f64, detail: String) -> Validation {
+        Validation::within("exact", error, 0.0, detail)
+    }
+
     /// The reason of a result whose error exceeds its tolerance.
     pub fn tolerance_exceeded(&self) -> String {
         format!(

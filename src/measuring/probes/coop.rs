@@ -120,16 +120,15 @@ async fn measure_size(ctx: &Ctx<'_>, d: Dims) -> Result<ProbeResult> {
         .param("tile", "16x16x16 f16 -> f32, 2x2 tiles per subgroup")
         .param("subgroup", subgroup(gpu));
     res.timing = Some(timing);
-    let validation = Validation {
-        metric: "relative_frobenius".into(),
-        error: err,
-        tolerance: TOLERANCE,
-        passed: err <= TOLERANCE,
-        detail: Some(format!(
+    let validation = Validation::within(
+        "relative_frobenius",
+        err,
+        TOLERANCE,
+        format!(
             "{rows} of {} rows checked against f64 sums of the f16 inputs",
             d.m
-        )),
-    };
+        ),
+    );
     Ok(res.validated(validation, value, Validation::tolerance_exceeded))
 }
 

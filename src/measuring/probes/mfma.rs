@@ -401,17 +401,16 @@ pub fn measure(ctx: &ClCtx<'_>, d: Dims, instr: Instr, path: Path) -> Result<Pro
         );
     res.autotune = log;
     res.timing = Some(timing);
-    let validation = Validation {
-        metric: "relative_frobenius".into(),
-        error: err,
-        tolerance: instr.elem.tolerance(),
-        passed: err <= instr.elem.tolerance(),
-        detail: Some(format!(
+    let validation = Validation::within(
+        "relative_frobenius",
+        err,
+        instr.elem.tolerance(),
+        format!(
             "{rows} of {} rows checked against f64 sums of the {} inputs",
             d.m,
             instr.elem.name()
-        )),
-    };
+        ),
+    );
     Ok(res.validated(validation, value, Validation::tolerance_exceeded))
 }
 

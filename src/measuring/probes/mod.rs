@@ -218,14 +218,7 @@ pub fn judged_exactly(
 ) -> ProbeResult {
     let value = timing.figure(figure);
     res.timing = Some(timing);
-    let validation = Validation {
-        metric: "exact".into(),
-        error,
-        tolerance: 0.0,
-        passed: error == 0.0,
-        detail: Some(detail),
-    };
-    res.validated(validation, value, reason)
+    res.validated(Validation::exact(error, detail), value, reason)
 }
 
 /// Times `iters` dispatches of `groups` workgroups of one pipeline per sample, under the

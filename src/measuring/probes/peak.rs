@@ -11,7 +11,7 @@ use crate::figure::FigureKey;
 use crate::measuring::gpu::context::{KernelSpec, RuntimeChecks, fold_workgroups};
 use crate::measuring::gpu::wgsl::KernelSource;
 use crate::measuring::reference::Rng;
-use crate::results::{ProbeResult, Status, Validation};
+use crate::results::{ProbeResult, Status};
 use anyhow::Result;
 
 const PEAK_WGSL: &str = include_str!("../../../shaders/peak.wgsl");
@@ -89,27 +89,26 @@ fn judge(
         .count()
         + seeds.len().saturating_sub(got.len());
     let flops = 2.0 * f64::from(count) * f64::from(CHAINS * UNROLL * TRIPS);
-    let value = timing.figure(|t| flops / t * 1e-9);
     res = res
         .param("invocations", count)
         .param("multiply_adds_per_invocation", CHAINS * UNROLL * TRIPS)
         .param("independent_chains", CHAINS);
-    res.timing = Some(timing);
-    let validation = Validation {
-        metric: "exact".into(),
-        error: wrong as f64 / f64::from(count),
-        tolerance: 0.0,
-        passed: wrong == 0,
-        detail: Some(format!(
-            "all {count} invocations checked exactly: {wrong} wrong"
-        )),
-    };
-    res.validated(validation, value, |v| {
-        format!(
-            "validation failed: {:.3}% of the invocations wrote a wrong sum",
-            100.0 * v.error
-        )
-    })
+    let check = (
+        wrong as f64 / f64::from(count),
+        format!("all {count} invocations checked exactly: {wrong} wrong"),
+    );
+    super::judged_exactly(
+        res,
+        timing,
+        |t| flops / t * 1e-9,
+        check,
+        |v| {
+            format!(
+                "validation failed: {:.3}% of the invocations wrote a wrong sum",
+                100.0 * v.error
+            )
+        },
+    )
 }
 
 /// What the peak method asks of an executor: the chains kernel over fresh seeds, built for
@@ -270,10 +269,6 @@ impl PeakExecutor for Ctx<'_> {
     }
 }
 
-pub async fn run(ctx: &Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// The peak probe, as registered in `probes::REGISTRY`.
 pub struct Peak;
 
@@ -290,7 +285,7 @@ impl super::Probe for Peak {
     fn figures(&self) -> &'static [FigureKey] {
         &[FigureKey::PeakF32]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
     fn kernels(&self) -> Vec<KernelSource> {
         vec![KernelSource::new(
             "peak f32",
@@ -302,7 +297,7 @@ impl super::Probe for Peak {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+use on_opencl::cl_sources;
 
 /// The same method on OpenCL: the chains in OpenCL C, VEC lanes per work-item (float to
 /// float16, the fastest valid width chosen by short trials), every lane checked exactly.
@@ -397,10 +392,6 @@ mod on_opencl {
             );
             res
         }
-    }
-
-    pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-        run_on(ctx, emit).await
     }
 }
 

@@ -208,20 +208,19 @@ fn judge(mut res: ProbeResult, tol: f64, m: PrecisionRun, a: PrecisionRun) -> Pr
         .param("effective_bits", bits(m.rel_error))
         .param("effective_bits_adversarial", bits(a.rel_error));
     let worst = m.rel_error.max(a.rel_error);
-    let validation = Validation {
-        metric: "relative_frobenius".into(),
-        error: worst,
-        tolerance: tol,
-        passed: worst <= tol,
-        detail: Some(format!(
+    let validation = Validation::within(
+        "relative_frobenius",
+        worst,
+        tol,
+        format!(
             "random inputs {:.2e} ({:.1} bits), adversarial inputs {:.2e} ({:.1} bits); {} rows checked against compensated f64",
             m.rel_error,
             bits(m.rel_error),
             a.rel_error,
             bits(a.rel_error),
             m.rows_checked
-        )),
-    };
+        ),
+    );
     res.timing = Some(m.timing);
     res.validated(validation, m.gflops, Validation::tolerance_exceeded)
 }

@@ -298,16 +298,15 @@ fn tuning_until(run: &RunCtx<'_>) -> Instant {
 
 /// The validation record of an FP32 matmul.
 fn validation(check: &MatmulCheck, m: usize) -> Validation {
-    Validation {
-        metric: "relative_frobenius".into(),
-        error: check.worst(),
-        tolerance: F32_TOLERANCE,
-        passed: check.worst() <= F32_TOLERANCE,
-        detail: Some(format!(
+    Validation::within(
+        "relative_frobenius",
+        check.worst(),
+        F32_TOLERANCE,
+        format!(
             "{} of {} rows checked exactly (rel. Frobenius {:.2e}); Freivalds check over all rows {:.2e}; {} non-finite elements",
             check.rows_checked, m, check.rel_frobenius, check.freivalds, check.non_finite
-        )),
-    }
+        ),
+    )
 }
 
 /// One size: every candidate tuned (the next size gets the best few), the chosen one

@@ -266,13 +266,7 @@ fn finish(
 ) -> ProbeResult {
     let dot = kernel == Kernel::Dot;
     let tol = if dot { 1e-5 } else { TOLERANCE };
-    let validation = Validation {
-        metric: if dot { "rel_sum" } else { "max_rel" }.into(),
-        error: err,
-        tolerance: tol,
-        passed: err <= tol,
-        detail: Some(detail),
-    };
+    let validation = Validation::within(if dot { "rel_sum" } else { "max_rel" }, err, tol, detail);
     let (r, w) = kernel.traffic();
     let moved = (r + w) as f64 * bytes as f64;
     let value = timing.figure(|t| moved / t * 1e-9);
@@ -401,10 +395,6 @@ async fn tune<E: StreamExecutor>(
     Ok((best.map(|(_, c)| c), trials))
 }
 
-pub async fn run(ctx: &super::Ctx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
-}
-
 /// The stream probe, as registered in `probes::REGISTRY`.
 pub struct Stream;
 
@@ -427,7 +417,7 @@ impl super::Probe for Stream {
             FigureKey::StreamDot,
         ]
     }
-    run_with_async_fn!(opencl);
+    run_with_async_fn!(run_on);
     fn kernels(&self) -> Vec<KernelSource> {
         let mut out = Vec::new();
         for k in Kernel::ALL {
@@ -449,7 +439,7 @@ impl super::Probe for Stream {
 #[cfg(not(target_arch = "wasm32"))]
 mod on_opencl;
 #[cfg(not(target_arch = "wasm32"))]
-use on_opencl::{cl_sources, run_cl};
+use on_opencl::cl_sources;
 mod on_wgpu;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The STREAM probe's kernels on OpenCL: OpenCL C over floatVEC elements, one per
 //! work-item (dot: a run of them, or elements a grid apart).
 
-use super::{Kernel, SCALAR, StreamExecutor, array_bytes_for, run_on};
+use super::{Kernel, SCALAR, StreamExecutor, array_bytes_for};
 use crate::measuring::gpu::opencl::{Arg, ClBuffer};
 use crate::measuring::probes::ClCtx;
 use crate::results::ProbeResult;
@@ -222,10 +222,6 @@ impl StreamExecutor for ClCtx<'_> {
         }));
         res
     }
-}
-
-pub async fn run_cl(ctx: &ClCtx<'_>, emit: &mut dyn FnMut(ProbeResult)) {
-    run_on(ctx, emit).await
 }
 
 #[cfg(test)]
