@@ -272,8 +272,13 @@ fn the_mfma_probe_passes_through_its_emulated_instructions_and_is_unsupported_of
 }
 
 /// The peak probe is the ceiling of the FP32 figures on the CPU devices too: no matmul's
-/// median above the peak's in one bench, on PoCL and on lavapipe (where the matmul beat the
-/// first peak run, the bench measures the peak again and keeps the higher median).
+/// median above the peak's best sample in one bench, on PoCL and on lavapipe (where the
+/// matmul beat the first peak run, the bench measures the peak again and keeps the higher
+/// median). The best sample, not the median: on a 2-core machine whose other core runs
+/// other tests (a page build, SwiftShader), a median taken under more load than the
+/// matmul's falls below it (PoCL: a 256 matmul's 78.9 GFLOPS over a peak median of 75.6 in
+/// a clean clone's run), while a matmul figure too high by its FLOP count would still pass
+/// every peak sample.
 #[test]
 fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
     let dir = tempfile::tempdir().unwrap();
@@ -306,6 +311,10 @@ fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
         let peak = r
             .best(gpuvalue::figure::FigureKey::PeakF32)
             .expect("a peak figure");
+        let best_sample = r
+            .ok(gpuvalue::figure::FigureKey::PeakF32)
+            .filter_map(|p| p.value.as_ref().map(|v| v.max))
+            .fold(peak, f64::max);
         let matmuls: Vec<(String, f64)> = r
             .ok(gpuvalue::figure::FigureKey::MatmulF32)
             .map(|p| (p.name.clone(), p.value.as_ref().unwrap().median))
@@ -313,8 +322,9 @@ fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
         assert!(!matmuls.is_empty(), "{backend}: no matmul measured");
         for (name, v) in &matmuls {
             assert!(
-                *v <= peak,
-                "{backend}: {name} at {v:.1} GFLOPS is above the peak's {peak:.1}"
+                *v <= best_sample,
+                "{backend}: {name} at {v:.1} GFLOPS is above the peak's best sample \
+                 {best_sample:.1} (median {peak:.1})"
             );
         }
     }
