@@ -14,28 +14,22 @@ macro_rules! run_with_async_fn {
         ) -> super::LocalBoxFuture<'a, ()> {
             Box::pin(run_on(ctx, emit))
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        fn run_opencl<'a>(
-            &'a self,
-            ctx: &'a super::ClCtx<'a>,
-            emit: &'a mut dyn FnMut(crate::results::ProbeResult),
-        ) -> super::LocalBoxFuture<'a, ()> {
-            Box::pin(run_on(ctx, emit))
-        }
-        #[cfg(not(target_arch = "wasm32"))]
-        fn opencl_kernels(&self) -> Vec<crate::measuring::gpu::opencl::ClSource> {
-            cl_sources()
-        }
+        run_with_async_fn!(@opencl run_on);
     };
+    // A probe with a free `async fn run` on wgpu and `run_cl` on OpenCL.
     (opencl) => {
         run_with_async_fn!();
+        run_with_async_fn!(@opencl run_cl);
+    };
+    // OpenCL: `$run` runs the probe, `cl_sources` lists its kernels.
+    (@opencl $run:ident) => {
         #[cfg(not(target_arch = "wasm32"))]
         fn run_opencl<'a>(
             &'a self,
             ctx: &'a super::ClCtx<'a>,
             emit: &'a mut dyn FnMut(crate::results::ProbeResult),
         ) -> super::LocalBoxFuture<'a, ()> {
-            Box::pin(run_cl(ctx, emit))
+            Box::pin($run(ctx, emit))
         }
         #[cfg(not(target_arch = "wasm32"))]
         fn opencl_kernels(&self) -> Vec<crate::measuring::gpu::opencl::ClSource> {
