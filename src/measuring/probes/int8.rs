@@ -216,7 +216,7 @@ impl Int8Executor for Ctx<'_> {
         kernel(self.gpu, inp, self.trusted)
     }
     async fn dispatch(&self, p: &WgpuInt8, iters: u32) -> Result<f64> {
-        super::time_batch(self, &p.pipeline, &p.bind, p.groups, iters).await
+        super::time_batch(self.timer, &p.pipeline, &p.bind, p.groups, iters).await
     }
     async fn read(&self, p: &WgpuInt8) -> Result<Vec<i32>> {
         self.gpu.read(&p.c, p.sums).await

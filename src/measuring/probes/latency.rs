@@ -178,7 +178,7 @@ impl LatencyExecutor for Ctx<'_> {
         gpu.wait().await
     }
     async fn batch(&self, k: &WgpuCounter, iters: u32) -> Result<f64> {
-        super::time_batch(self, &k.pipeline, &k.bind, (1, 1), iters).await
+        super::time_batch(self.timer, &k.pipeline, &k.bind, (1, 1), iters).await
     }
     async fn launches(&self, _k: &WgpuCounter, _iters: u32) -> Result<f64> {
         anyhow::bail!(NO_LAUNCH)

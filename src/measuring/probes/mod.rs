@@ -224,21 +224,21 @@ pub async fn time_dispatches(
     groups: (u32, u32),
 ) -> anyhow::Result<measure::TimingInfo> {
     measure::measure(&ctx.plan(), &|| ctx.timer.method(), async |iters| {
-        time_batch(ctx, pipeline, bind, groups, iters).await
+        time_batch(ctx.timer, pipeline, bind, groups, iters).await
     })
     .await
 }
 
 /// One batch of `iters` dispatches of `groups` workgroups of one pipeline, in one pass: the
-/// seconds it took by the context's timer.
+/// seconds it took by `timer`.
 pub async fn time_batch(
-    ctx: &Ctx<'_>,
+    timer: &Timer<'_>,
     pipeline: &wgpu::ComputePipeline,
     bind: &wgpu::BindGroup,
     groups: (u32, u32),
     iters: u32,
 ) -> anyhow::Result<f64> {
-    ctx.timer
+    timer
         .time_pass(&mut |pass| {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, bind, &[]);

@@ -251,15 +251,7 @@ impl PeakExecutor for Ctx<'_> {
         })
     }
     async fn dispatch(&self, p: &WgpuPeak, iters: u32) -> Result<f64> {
-        self.timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &p.bind, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(p.groups.0, p.groups.1, 1);
-                }
-            })
-            .await
+        super::time_batch(self.timer, &p.pipeline, &p.bind, p.groups, iters).await
     }
     async fn read(&self, p: &WgpuPeak) -> Result<Vec<f32>> {
         self.gpu.read(&p.out, p.count as usize).await

@@ -106,16 +106,7 @@ impl DoubleKernels for OnWgpu<'_> {
     }
 
     async fn dispatch(&self, p: &Prepared, iters: u32) -> Result<f64> {
-        let (gx, gy) = p.grid;
-        self.timer
-            .time_pass(&mut |pass| {
-                pass.set_pipeline(&p.k.pipe);
-                pass.set_bind_group(0, &p.k.bg, &[]);
-                for _ in 0..iters {
-                    pass.dispatch_workgroups(gx, gy, 1);
-                }
-            })
-            .await
+        crate::measuring::probes::time_batch(self.timer, &p.k.pipe, &p.k.bg, p.grid, iters).await
     }
 
     async fn read(&self, p: &Prepared) -> Result<Vec<f64>> {

@@ -97,6 +97,7 @@ impl HierarchyExecutor for Ctx<'_> {
         Ok(got[0])
     }
     async fn dispatch(&self, p: &Pass, iters: u32) -> Result<f64> {
-        crate::measuring::probes::time_batch(self, &p.pipeline, &p.bind, p.groups, iters).await
+        crate::measuring::probes::time_batch(self.timer, &p.pipeline, &p.bind, p.groups, iters)
+            .await
     }
 }
