@@ -40,3 +40,31 @@ pub fn term_text(s: &str) -> String {
     }
     out
 }
+
+/// The first `n` bytes of `s` or fewer, cut at a char boundary: the one way to shorten text
+/// read from outside (feeds, catalogs, results, configs), where a byte slice `&s[..n]`
+/// panics inside a multibyte character.
+pub fn prefix(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix;
+
+    #[test]
+    fn prefix_cuts_at_a_char_boundary() {
+        assert_eq!(prefix("2026-12-01T18", 10), "2026-12-01");
+        assert_eq!(prefix("short", 10), "short");
+        // "2026-12-0" is 9 bytes, then a 3-byte character straddles byte 10.
+        assert_eq!(prefix("2026-12-0\u{20ac}x", 10), "2026-12-0");
+        assert_eq!(prefix("\u{20ac}", 1), "");
+    }
+}

@@ -190,6 +190,50 @@ fn cases() -> u32 {
         .unwrap_or(2000)
 }
 
+/// The folder of inputs that once failed a target: each runs first, every time, so a case the
+/// random search found once stays found (the search itself keeps no state between runs).
+fn regression_dir(target: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions")
+        .join(target)
+}
+
+fn regressions(target: &str, name: &str, f: fn(&[u8]) -> Outcome) {
+    let Ok(dir) = std::fs::read_dir(regression_dir(target)) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let input = std::fs::read(entry.path()).expect("a regression case reads");
+        let out = std::panic::catch_unwind(|| f(&input)).unwrap_or_else(|_| {
+            panic!(
+                "{target}: regression case {} panics",
+                entry.path().display()
+            )
+        });
+        check_message(target, name, &out, &input);
+    }
+}
+
+/// Writes the smallest failing input the search found into the target's regression folder
+/// (commit it) and says where.
+fn keep_failure(target: &str, input: Option<Vec<u8>>) -> String {
+    let Some(input) = input else {
+        return String::new();
+    };
+    let dir = regression_dir(target);
+    let file = dir.join(format!("found-{:016x}", fnv(&input)));
+    match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, &input)) {
+        Ok(()) => format!("the failing input is kept in {}: commit it", file.display()),
+        Err(err) => format!("could not keep the failing input: {err}"),
+    }
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf29ce484222325, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
 fn fuzz(target: &str, name: &str, seeds: &[&str], f: fn(&[u8]) -> Outcome) {
     // Every seed is accepted as it is.
     for s in seeds {
@@ -197,6 +241,7 @@ fn fuzz(target: &str, name: &str, seeds: &[&str], f: fn(&[u8]) -> Outcome) {
             panic!("{target}: a seed is rejected: {m}");
         }
     }
+    regressions(target, name, f);
     let mut runner = TestRunner::new(Config {
         cases: cases(),
         failure_persistence: None,
@@ -210,6 +255,8 @@ fn fuzz(target: &str, name: &str, seeds: &[&str], f: fn(&[u8]) -> Outcome) {
     );
     let rejected = std::cell::Cell::new(0u32);
     let accepted = std::cell::Cell::new(0u32);
+    let failing = std::cell::RefCell::new(None::<Vec<u8>>);
+    let pending = std::cell::RefCell::new(None::<Vec<u8>>);
     runner
         .run(&strategy, |(seed, edits, raw, use_raw)| {
             let input = if use_raw {
@@ -217,15 +264,24 @@ fn fuzz(target: &str, name: &str, seeds: &[&str], f: fn(&[u8]) -> Outcome) {
             } else {
                 apply(seeds[seed], &edits)
             };
+            // An input still pending here made the last call panic: the newest such input is
+            // the smallest the shrinking has reached.
+            if let Some(p) = pending.replace(Some(input.clone())) {
+                failing.replace(Some(p));
+            }
             let out = f(&input);
             check_message(target, name, &out, &input);
+            pending.replace(None);
             match out {
                 Ok(()) => accepted.set(accepted.get() + 1),
                 Err(_) => rejected.set(rejected.get() + 1),
             }
             Ok(())
         })
-        .unwrap_or_else(|e| panic!("{target}: {e}"));
+        .unwrap_or_else(|e| {
+            let kept = keep_failure(target, pending.take().or(failing.take()));
+            panic!("{target}: {e}\n{kept}")
+        });
     eprintln!(
         "{target}: {} cases, {} accepted, {} rejected",
         cases(),

@@ -295,7 +295,7 @@ pub fn parse_offer<R: BufRead>(mut r: R, region: &str) -> Result<Offer, BodyErro
         })?;
         match rec.get(0) {
             Some("Publication Date") => {
-                offer.published = rec.get(1).map(|d| d[..d.len().min(10)].to_string())
+                offer.published = rec.get(1).map(|d| crate::text::prefix(d, 10).to_string())
             }
             Some("SKU") => header = Some(cols(&rec)?),
             _ if offer.lines > 20 => {
@@ -571,7 +571,7 @@ impl Offer {
             source: format!(
                 "AWS Price List AmazonEC2 offer file {} ({url}), fetched {fetched_at}, sha256 {}",
                 self.region,
-                &sha256[..sha256.len().min(12)]
+                crate::text::prefix(sha256, 12)
             ),
             as_of: as_of.to_string(),
             confidence: Confidence::High,

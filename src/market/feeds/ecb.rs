@@ -151,7 +151,7 @@ pub fn rates(text: &str, fetched_at: &str, sha256: &str) -> Result<(Catalog, Vec
         format!(
             "ECB euro foreign exchange reference rates of {} ({URL}, fetched {fetched_at}, sha256 {}): {what}",
             newest.date,
-            &sha256[..sha256.len().min(12)]
+            crate::text::prefix(sha256, 12)
         )
     };
     let mut c = Catalog::of_rows(
