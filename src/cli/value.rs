@@ -250,6 +250,10 @@ pub(super) fn serving_calibration_cmd(a: &args::CalibrationArgs) -> Result<ExitC
         points: a.points.then_some(checked),
         left_out: file.left_out.clone(),
         fits: fits.fits.clone(),
+        cross_validation: crate::value::serving_validation::Grouping::ALL
+            .iter()
+            .map(|g| crate::value::serving_validation::cross_validate(&prepared, &fits, *g))
+            .collect(),
     };
     print_as(&table, a.output.format())?;
     Ok(ExitCode::SUCCESS)

@@ -205,10 +205,52 @@ pub struct Serving {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub points: Option<Vec<crate::value::serving_calibration::Checked>>,
     pub left_out: std::collections::BTreeMap<String, u64>,
+    /// Each source, model and GPU type held out whole and refitted without.
+    pub cross_validation: Vec<crate::value::serving_validation::CrossValidation>,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 impl Serving {
+    const CV_HEAD: [&'static str; 6] = [
+        "held out whole",
+        "points",
+        "within 1.5x",
+        "median ratio",
+        "TTFTs",
+        "TTFT within 1.5x (median)",
+    ];
+
+    /// The cross-validation rows: per grouping its pooled line, then each group.
+    fn cv_rows(&self) -> Vec<[String; 6]> {
+        let row = |name: String, s: &crate::value::serving_validation::Score| {
+            [
+                name,
+                format!("{}", s.points),
+                format!("{:.0}%", s.within * 100.0),
+                format!("{:.2}", s.median),
+                format!("{}", s.ttft_points),
+                if s.ttft_points == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.0}% ({:.2})", s.ttft_within * 100.0, s.ttft_median)
+                },
+            ]
+        };
+        let mut v = Vec::new();
+        for cv in &self.cross_validation {
+            v.push(row(
+                format!("every {} (pooled)", cv.grouping.name()),
+                &cv.all,
+            ));
+            for g in &cv.groups {
+                v.push(row(format!("  {}", g.group), g));
+            }
+        }
+        v
+    }
+
+    const CV_INTRO: &'static str = "Leave-one-group-out cross-validation (each source, model and GPU type held out whole, the fits refitted without it, then estimated):";
+
     fn summary_rows(&self) -> Vec<[String; 7]> {
         use crate::value::serving_calibration::Split;
         self.summary
@@ -307,6 +349,19 @@ impl Serving {
                 b.build().with(Style::rounded()).to_owned(),
             ));
         }
+        if !self.cross_validation.is_empty() {
+            let mut b = tabled::builder::Builder::default();
+            b.push_record(Self::CV_HEAD);
+            for r in self.cv_rows() {
+                b.push_record(r);
+            }
+            s.push('\n');
+            s.push_str(Self::CV_INTRO);
+            s.push('\n');
+            s.push_str(&super::term::fit(
+                b.build().with(Style::rounded()).to_owned(),
+            ));
+        }
         s.push_str("\nFitted per vendor:\n");
         s.push_str(&self.fits_text());
         s.push('\n');
@@ -338,6 +393,16 @@ impl Serving {
                     p.ratio.map_or("-".into(), |r| format!("{r:.2}")),
                     md(&p.source)
                 ));
+            }
+        }
+        if !self.cross_validation.is_empty() {
+            s.push_str(&format!(
+                "\n{}\n\n| {} |\n|---|---|---|---|---|---|\n",
+                Self::CV_INTRO,
+                Self::CV_HEAD.join(" | ")
+            ));
+            for r in self.cv_rows() {
+                s.push_str(&format!("| {} |\n", r.map(|c| md(c.trim())).join(" | ")));
             }
         }
         s.push('\n');

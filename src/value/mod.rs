@@ -12,3 +12,5 @@ pub mod scenario;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serving_calibration;
 pub mod serving_results;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serving_validation;

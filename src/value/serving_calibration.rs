@@ -188,17 +188,26 @@ pub fn machine_for(
 }
 
 impl Prepared<'_> {
-    /// The point's figure under `fit`; Err: why the model cannot run it.
-    pub fn implied(&self, fit: Fit) -> Result<f64, String> {
+    /// The model's point for this run under `fit`; Err: why the model cannot run it.
+    pub fn estimate(&self, fit: Fit) -> Result<crate::value::scenario::serving::Point, String> {
         let m = Machine {
             fit,
             ..self.machine
         };
-        let pt = self.serving.best_on(self.point.gpus, &m)?;
-        Ok(match self.point.metric {
+        self.serving.best_on(self.point.gpus, &m)
+    }
+
+    /// The point's figure under `fit`; Err: why the model cannot run it.
+    pub fn implied(&self, fit: Fit) -> Result<f64, String> {
+        Ok(self.figure(&self.estimate(fit)?))
+    }
+
+    /// A point's figure in the published run's metric.
+    pub fn figure(&self, pt: &crate::value::scenario::serving::Point) -> f64 {
+        match self.point.metric {
             Metric::TotalTokSPerGpu => pt.total_tok_s_per_gpu,
             Metric::OutputTokSPerGpu => pt.tok_s_per_gpu,
-        })
+        }
     }
 }
 
@@ -268,6 +277,14 @@ pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usiz
         .iter()
         .filter(|p| p.point.split == Split::Fit && p.vendor.eq_ignore_ascii_case(vendor))
         .collect();
+    (fit_points(&points, start), points.len())
+}
+
+/// The fit of `points` from `start` (see [`fit_vendor`]); `start` when there are none.
+pub fn fit_points(points: &[&Prepared], start: Fit) -> Fit {
+    if points.is_empty() {
+        return start;
+    }
     let bounds = [(0.05, 1.0), (0.05, 1.0), (1e-6, 2e-2), (1e-7, 5e-4)];
     let get = |f: &Fit, i: usize| [f.bandwidth, f.compute, f.step_s, f.layer_s][i];
     let set = |f: &mut Fit, i: usize, v: f64| match i {
@@ -286,7 +303,7 @@ pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usiz
             let at = |x: f64| {
                 let mut f = fit;
                 set(&mut f, i, x.exp());
-                loss(&points, f)
+                loss(points, f)
             };
             for _ in 0..20 {
                 let c = b - g * (b - a);
@@ -307,7 +324,7 @@ pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usiz
             break;
         }
     }
-    (fit, points.len())
+    fit
 }
 
 /// Refits every vendor of `fits` on the fit points.

@@ -1,0 +1,235 @@
+//! The serving model judged where it was not fitted: leave-one-group-out cross-validation.
+//! Each source (a benchmark round, a vendor's table at one commit), each model and each GPU
+//! type is held out whole in turn, the per-vendor fits are refitted on every other published
+//! run, and the held-out group is estimated with them. A random split of points from the
+//! same sweeps is nearly in-sample; this is what a buyer meets on a model, GPU or harness the
+//! fit never saw. Published times to first token are scored beside the throughput.
+
+use crate::value::calibration::TOLERANCE;
+use crate::value::scenario::serving::{Fit, FitFile};
+use crate::value::serving_calibration::{Prepared, ServingPoint, fit_points};
+use serde::Serialize;
+
+/// What a cross-validation holds out whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grouping {
+    /// A benchmark round or a vendor's table: one repository at one commit.
+    Source,
+    Model,
+    Gpu,
+}
+
+impl Grouping {
+    pub const ALL: [Grouping; 3] = [Grouping::Source, Grouping::Model, Grouping::Gpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Grouping::Source => "source",
+            Grouping::Model => "model",
+            Grouping::Gpu => "GPU",
+        }
+    }
+
+    /// The group a published run belongs to.
+    pub fn of(self, p: &ServingPoint) -> String {
+        match self {
+            Grouping::Source => source_group(&p.source),
+            Grouping::Model => p.model.clone(),
+            Grouping::Gpu => p.gpu.clone(),
+        }
+    }
+}
+
+/// A source's group: the repository and the commit's first 7 hex digits, however the
+/// source text writes them ("owner/repo@commit:path#row", "owner/repo path @ commit, ...").
+pub fn source_group(source: &str) -> String {
+    let repo = source
+        .split(|c: char| c.is_whitespace() || c == '@' || c == ',')
+        .next()
+        .unwrap_or("");
+    let commit: Option<String> = source.split_once('@').map(|(_, rest)| {
+        rest.trim_start()
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .take(7)
+            .collect()
+    });
+    match commit {
+        Some(c) if c.len() == 7 => format!("{repo}@{c}"),
+        // No commit: the text up to its first comma or parenthesis.
+        _ => crate::text::prefix(source.split([',', '(']).next().unwrap_or(""), 80)
+            .trim()
+            .to_string(),
+    }
+}
+
+/// How the model did on one held-out group (or on all of them pooled).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Score {
+    pub group: String,
+    pub points: usize,
+    /// Points the model could not run (counted as misses).
+    pub not_run: usize,
+    /// Share of the points within 1.5x.
+    pub within: f64,
+    /// Median estimate / published (NaN without a point the model runs).
+    pub median: f64,
+    /// Points with a published time to first token.
+    pub ttft_points: usize,
+    /// Share of those whose estimated TTFT is within 1.5x.
+    pub ttft_within: f64,
+    pub ttft_median: f64,
+}
+
+/// One point's held-out estimate: the throughput and TTFT ratios (None: not run / none
+/// published).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    ratio: Option<f64>,
+    ttft_ratio: Option<f64>,
+    ttft_published: bool,
+}
+
+fn within(r: f64) -> bool {
+    (1.0 / TOLERANCE..=TOLERANCE).contains(&r)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[(v.len() - 1) / 2]
+}
+
+fn score(group: String, held: &[Held]) -> Score {
+    let ratios: Vec<f64> = held.iter().filter_map(|h| h.ratio).collect();
+    let ttfts: Vec<f64> = held.iter().filter_map(|h| h.ttft_ratio).collect();
+    let ttft_points = held.iter().filter(|h| h.ttft_published).count();
+    Score {
+        group,
+        points: held.len(),
+        not_run: held.len() - ratios.len(),
+        within: ratios.iter().filter(|r| within(**r)).count() as f64 / held.len().max(1) as f64,
+        median: median(ratios),
+        ttft_points,
+        ttft_within: ttfts.iter().filter(|r| within(**r)).count() as f64
+            / ttft_points.max(1) as f64,
+        ttft_median: median(ttfts),
+    }
+}
+
+/// One point estimated under `fit`.
+pub fn held(p: &Prepared, fit: Fit) -> (Option<f64>, Option<f64>) {
+    let Ok(pt) = p.estimate(fit) else {
+        return (None, None);
+    };
+    let figure = p.figure(&pt);
+    let ttft = p.point.ttft_s.filter(|t| *t > 0.0).map(|t| pt.ttft_s / t);
+    (Some(figure / p.point.published), ttft)
+}
+
+/// Every group of `grouping` held out in turn: the fits refitted (from `start`) without it,
+/// then its points estimated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CrossValidation {
+    pub grouping: Grouping,
+    /// Every held-out prediction pooled (each point is held out exactly once).
+    pub all: Score,
+    pub groups: Vec<Score>,
+}
+
+pub fn cross_validate(
+    prepared: &[Prepared],
+    start: &FitFile,
+    grouping: Grouping,
+) -> CrossValidation {
+    let keys: Vec<String> = prepared.iter().map(|p| grouping.of(p.point)).collect();
+    let mut groups: Vec<String> = keys.clone();
+    groups.sort();
+    groups.dedup();
+    let one = |g: &String| -> Vec<Held> {
+        let fits: Vec<(String, Fit)> = start
+            .fits
+            .iter()
+            .map(|v| {
+                let train: Vec<&Prepared> = prepared
+                    .iter()
+                    .zip(&keys)
+                    .filter(|(p, k)| *k != g && p.vendor.eq_ignore_ascii_case(&v.vendor))
+                    .map(|(p, _)| p)
+                    .collect();
+                (v.vendor.clone(), fit_points(&train, v.fit))
+            })
+            .collect();
+        prepared
+            .iter()
+            .zip(&keys)
+            .filter(|(_, k)| *k == g)
+            .map(|(p, _)| {
+                let fit = fits
+                    .iter()
+                    .find(|(v, _)| v.eq_ignore_ascii_case(&p.vendor))
+                    .unwrap_or(&fits[0])
+                    .1;
+                let (ratio, ttft_ratio) = held(p, fit);
+                Held {
+                    ratio,
+                    ttft_ratio,
+                    ttft_published: p.point.ttft_s.is_some_and(|t| t > 0.0),
+                }
+            })
+            .collect()
+    };
+    // Two threads: the refits are independent.
+    let results: Vec<Vec<Held>> = std::thread::scope(|s| {
+        let (a, b) = groups.split_at(groups.len() / 2);
+        let first = s.spawn(|| a.iter().map(one).collect::<Vec<_>>());
+        let mut second: Vec<Vec<Held>> = b.iter().map(one).collect();
+        let mut all = first.join().expect("a cross-validation thread");
+        all.append(&mut second);
+        all
+    });
+    let pooled: Vec<Held> = results.iter().flatten().copied().collect();
+    CrossValidation {
+        grouping,
+        all: score("all".into(), &pooled),
+        groups: groups
+            .into_iter()
+            .zip(&results)
+            .map(|(g, h)| score(g, h))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_group_by_repository_and_commit_however_written() {
+        assert_eq!(
+            source_group("NVIDIA/TensorRT-LLM@258c7540c03517def55d9a5aadfa9288af474e1b:docs/x.md"),
+            "NVIDIA/TensorRT-LLM@258c754"
+        );
+        assert_eq!(
+            source_group(
+                "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @ 258c7540c03517def55d9a5aadfa9288af474e1b (data)"
+            ),
+            "NVIDIA/TensorRT-LLM@258c754"
+        );
+        assert_eq!(
+            source_group(
+                "mlcommons/inference_results_v5.1 summary_results.json @ 965182b (2025-09-09), closed/x"
+            ),
+            source_group(
+                "mlcommons/inference_results_v5.1@965182b03376a00fcae415c54e560e1c83937932:summary_results.json"
+            )
+        );
+        assert_eq!(
+            source_group("AMD ROCm docs, vLLM table (2025)"),
+            "AMD ROCm docs"
+        );
+    }
+}
