@@ -109,6 +109,9 @@ pub struct Checked {
     /// None: the model cannot run the point (the reason in `why`).
     pub implied: Option<f64>,
     pub ratio: Option<f64>,
+    /// Estimated over published time to first token, where the run publishes one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     pub source: String,
@@ -227,9 +230,13 @@ pub fn check(prepared: &[Prepared], fits: &FitFile) -> Vec<Checked> {
         .iter()
         .map(|p| {
             let fit = fit_for(fits, &p.vendor);
-            let (implied, why) = match p.implied(fit) {
-                Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(e)),
+            let (implied, ttft_ratio, why) = match p.estimate(fit) {
+                Ok(pt) => (
+                    Some(p.figure(&pt)),
+                    p.point.ttft_s.filter(|t| *t > 0.0).map(|t| pt.ttft_s / t),
+                    None,
+                ),
+                Err(e) => (None, None, Some(e)),
             };
             Checked {
                 id: p.point.id.clone(),
@@ -239,6 +246,7 @@ pub fn check(prepared: &[Prepared], fits: &FitFile) -> Vec<Checked> {
                 published: p.point.published,
                 implied,
                 ratio: implied.map(|v| v / p.point.published),
+                ttft_ratio,
                 why,
                 source: p.point.source.clone(),
             }
@@ -281,29 +289,90 @@ pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usiz
 }
 
 /// The fit of `points` from `start` (see [`fit_vendor`]); `start` when there are none.
+/// The throughput parameters first, on every point; then the time-to-first-token ones on
+/// the points that publish a TTFT (they do not change a throughput figure).
 pub fn fit_points(points: &[&Prepared], start: Fit) -> Fit {
     if points.is_empty() {
         return start;
     }
-    let bounds = [(0.05, 1.0), (0.05, 1.0), (1e-6, 2e-2), (1e-7, 5e-4)];
-    let get = |f: &Fit, i: usize| [f.bandwidth, f.compute, f.step_s, f.layer_s][i];
-    let set = |f: &mut Fit, i: usize, v: f64| match i {
-        0 => f.bandwidth = v,
-        1 => f.compute = v,
-        2 => f.step_s = v,
-        _ => f.layer_s = v,
-    };
+    let fit = descend(start, &THROUGHPUT, |f| loss(points, f));
+    let timed: Vec<&Prepared> = points
+        .iter()
+        .copied()
+        .filter(|p| p.point.ttft_s.is_some_and(|t| t > 0.0))
+        .collect();
+    if timed.is_empty() {
+        return fit;
+    }
+    descend(fit, &TTFT, |f| ttft_loss(&timed, f))
+}
+
+/// One fitted parameter: how to read and set it, and its physical range.
+struct Param {
+    get: fn(&Fit) -> f64,
+    set: fn(&mut Fit, f64),
+    lo: f64,
+    hi: f64,
+}
+
+/// Efficiencies 0.05..1, fixed costs 1 us..20 ms a step, 0.1..500 us a layer.
+const THROUGHPUT: [Param; 4] = [
+    Param {
+        get: |f| f.bandwidth,
+        set: |f, v| f.bandwidth = v,
+        lo: 0.05,
+        hi: 1.0,
+    },
+    Param {
+        get: |f| f.compute,
+        set: |f, v| f.compute = v,
+        lo: 0.05,
+        hi: 1.0,
+    },
+    Param {
+        get: |f| f.step_s,
+        set: |f, v| f.step_s = v,
+        lo: 1e-6,
+        hi: 2e-2,
+    },
+    Param {
+        get: |f| f.layer_s,
+        set: |f, v| f.layer_s = v,
+        lo: 1e-7,
+        hi: 5e-4,
+    },
+];
+
+/// A request's fixed latency 1 ms..1 s; a lone prompt's share of the matrix rate 0.02..1.
+const TTFT: [Param; 2] = [
+    Param {
+        get: |f| f.request_s,
+        set: |f, v| f.request_s = v,
+        lo: 1e-3,
+        hi: 1.0,
+    },
+    Param {
+        get: |f| f.prefill,
+        set: |f, v| f.prefill = v,
+        lo: 0.02,
+        hi: 1.0,
+    },
+];
+
+/// Coordinate descent in log space from `start`, each step a golden-section search over a
+/// factor of 4 either way within the parameter's range, until none moves by 0.5%.
+fn descend(start: Fit, params: &[Param], loss: impl Fn(Fit) -> f64) -> Fit {
     let mut fit = start;
     for _round in 0..12 {
         let mut moved = 0.0f64;
-        for (i, &(lo, hi)) in bounds.iter().enumerate() {
-            let x0 = get(&fit, i);
-            let (mut a, mut b) = ((x0 / 4.0).max(lo).ln(), (x0 * 4.0).min(hi).ln());
+        for p in params {
+            let x0 = (p.get)(&fit);
+            let (mut a, mut b) = ((x0 / 4.0).max(p.lo).ln(), (x0 * 4.0).min(p.hi).ln());
             let g = (5f64.sqrt() - 1.0) / 2.0;
             let at = |x: f64| {
                 let mut f = fit;
-                set(&mut f, i, x.exp());
-                loss(points, f)
+                (p.set)(&mut f, x.exp());
+                loss(f)
             };
             for _ in 0..20 {
                 let c = b - g * (b - a);
@@ -316,7 +385,7 @@ pub fn fit_points(points: &[&Prepared], start: Fit) -> Fit {
             }
             let x = ((a + b) / 2.0).exp();
             if at(x.ln()) < at(x0.ln()) {
-                set(&mut fit, i, x);
+                (p.set)(&mut fit, x);
                 moved = moved.max((x / x0 - 1.0).abs());
             }
         }
@@ -325,6 +394,19 @@ pub fn fit_points(points: &[&Prepared], start: Fit) -> Fit {
         }
     }
     fit
+}
+
+/// The loss of `fit` on the published times to first token: mean squared log ratio.
+fn ttft_loss(points: &[&Prepared], fit: Fit) -> f64 {
+    let miss = 2f64.ln().powi(2);
+    let sum: f64 = points
+        .iter()
+        .map(|p| match (p.estimate(fit), p.point.ttft_s) {
+            (Ok(pt), Some(t)) if pt.ttft_s > 0.0 => (pt.ttft_s / t).ln().powi(2),
+            _ => miss,
+        })
+        .sum();
+    sum / points.len().max(1) as f64
 }
 
 /// Refits every vendor of `fits` on the fit points.
@@ -370,6 +452,8 @@ fn round_fit(f: Fit) -> Fit {
         compute: r(f.compute),
         step_s: r(f.step_s),
         layer_s: r(f.layer_s),
+        request_s: r(f.request_s),
+        prefill: r(f.prefill),
     }
 }
 

@@ -125,9 +125,8 @@ pub fn held(p: &Prepared, fit: Fit) -> (Option<f64>, Option<f64>) {
     let Ok(pt) = p.estimate(fit) else {
         return (None, None);
     };
-    let figure = p.figure(&pt);
     let ttft = p.point.ttft_s.filter(|t| *t > 0.0).map(|t| pt.ttft_s / t);
-    (Some(figure / p.point.published), ttft)
+    (Some(p.figure(&pt) / p.point.published), ttft)
 }
 
 /// Every group of `grouping` held out in turn: the fits refitted (from `start`) without it,
