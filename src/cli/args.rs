@@ -68,6 +68,7 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
         "concurrency",
         "interactivity",
         "ttft_s",
+        "max_batch",
         "parallel",
         "api_price",
         "sweep",
@@ -543,6 +544,11 @@ pub struct JobArgs {
     /// per second per user); each instance takes the most requests that still get it.
     #[arg(long, value_name = "TOK_S", conflicts_with = "concurrency")]
     pub interactivity: Option<f64>,
+    /// llm-serve: the server's batch limit, requests in flight per copy (vLLM's
+    /// max_num_seqs, SGLang's max_running_requests, TensorRT-LLM's max_batch_size; default
+    /// 256, vLLM's): a latency target picks a batch under it, never above.
+    #[arg(long, value_name = "N")]
+    pub max_batch: Option<f64>,
     /// llm-serve: the time to the first token, at most, in seconds.
     #[arg(long, value_name = "SECONDS", conflicts_with = "concurrency")]
     pub ttft_s: Option<f64>,

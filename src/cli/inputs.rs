@@ -204,6 +204,7 @@ pub(super) fn job_scenario(j: &args::JobArgs) -> Result<Option<crate::value::sce
             ttft_s: j.ttft_s,
             parallel: j.parallel,
             rate: j.request_rate.or(j.token_rate.map(|t| t / j.output_tokens)),
+            max_batch: j.max_batch,
         }
         .scenario()?,
     }))

@@ -142,6 +142,7 @@ impl ServingPoint {
                 .transpose()
                 .map_err(anyhow::Error::msg)?,
             rate: None,
+            max_batch: self.max_batch,
         };
         let mut serving = serve
             .serving()

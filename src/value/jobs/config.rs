@@ -52,6 +52,15 @@ impl Fields<'_> {
         }
     }
 
+    /// A positive whole number, required (layers, widths, heads).
+    fn whole(&self, field: &str) -> Result<f64> {
+        let x = self.num(field)?;
+        if x.fract() != 0.0 || x > 1e9 {
+            return Err(self.err(field, "a positive whole number"));
+        }
+        Ok(x)
+    }
+
     /// A whole number >= 0 if present.
     fn count(&self, field: &str) -> Result<Option<f64>> {
         match self.obj.get(field) {
@@ -82,11 +91,21 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
         None => (top, ""),
     };
     let f = Fields { obj, file, prefix };
-    let layers = f.num("num_hidden_layers")?;
-    let hidden = f.num("hidden_size")?;
-    let heads = f.num("num_attention_heads")?;
-    let kv_heads = f.opt("num_key_value_heads")?.unwrap_or(heads);
-    let vocab = f.num("vocab_size")?;
+    let layers = f.whole("num_hidden_layers")?;
+    let hidden = f.whole("hidden_size")?;
+    let heads = f.whole("num_attention_heads")?;
+    let kv_heads = match f.opt("num_key_value_heads")? {
+        Some(_) => f.whole("num_key_value_heads")?,
+        None => heads,
+    };
+    if kv_heads > heads || heads % kv_heads != 0.0 {
+        return Err(f.err(
+            "num_key_value_heads",
+            &format!("a divisor of num_attention_heads ({heads}): each KV head serves a whole group of query heads"),
+        ));
+    }
+    let vocab = f.whole("vocab_size")?;
+    hybrid(&f, layers)?;
     let tied = obj
         .get("tie_word_embeddings")
         .or(top.get("tie_word_embeddings"))
@@ -109,7 +128,11 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
     let embeddings = vocab * hidden * if tied { 1.0 } else { 2.0 };
     let params = layers * attn_params + mlp.dense + mlp.routed + embeddings;
     let sliding = sliding(&f, layers)?;
-    let shipped = shipped(top, file)?;
+    let (shipped, unread_quantization) = match shipped(top, file) {
+        Ok(s) => (s, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let context = f.opt("max_position_embeddings")?;
     Ok(Model {
         name: top
             .get("_name_or_path")
@@ -129,6 +152,8 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
         moe: mlp.moe,
         shipped,
         source: Some(file.to_string()),
+        context,
+        unread_quantization,
     })
 }
 
@@ -170,11 +195,24 @@ struct Mlp {
 
 fn mlp(f: &Fields, model_type: &str, layers: f64, hidden: f64) -> Result<Mlp> {
     let gated = |width: f64| 3.0 * hidden * width;
-    let experts = ["n_routed_experts", "num_local_experts", "num_experts"]
+    let named = ["n_routed_experts", "num_local_experts", "num_experts"]
         .iter()
-        .find_map(|k| f.count(k).transpose())
-        .transpose()?
-        .filter(|e| *e > 1.0);
+        .find_map(|k| f.count(k).transpose().map(|n| n.map(|n| (*k, n))))
+        .transpose()?;
+    let routes =
+        f.obj.contains_key("num_experts_per_tok") || f.obj.contains_key("experts_per_token");
+    // A model that routes tokens to experts has two or more of them: fewer would make a
+    // Mixture-of-Experts model a small dense one.
+    if let Some((k, n)) = named
+        && n < 2.0
+        && routes
+    {
+        return Err(f.err(
+            k,
+            "2 or more routed experts (the config routes tokens to experts)",
+        ));
+    }
+    let experts = named.map(|(_, n)| n).filter(|e| *e > 1.0);
     let Some(experts) = experts else {
         let width = f.num("intermediate_size")?;
         return Ok(Mlp {
@@ -263,6 +301,54 @@ fn moe_layers(f: &Fields, model_type: &str, layers: f64) -> Result<f64> {
     Ok(layers)
 }
 
+/// Layers that are not attention (Mamba, linear attention: Jamba, Qwen3-Next, Falcon-H1)
+/// are refused by name: the step model costs attention's KV cache and FLOP, and would cost
+/// them wrongly. `layer_types`, where given, must list every layer.
+fn hybrid(f: &Fields, layers: f64) -> Result<()> {
+    if let Some(Value::Array(types)) = f.obj.get("layer_types") {
+        if types.len() as f64 != layers {
+            return Err(f.err(
+                "layer_types",
+                &format!(
+                    "one entry per layer ({layers}, num_hidden_layers), got {}",
+                    types.len()
+                ),
+            ));
+        }
+        if let Some(other) = types.iter().find(|t| {
+            !matches!(
+                t.as_str(),
+                Some("full_attention" | "sliding_attention" | "attention")
+            )
+        }) {
+            return Err(f.err(
+                "layer_types",
+                &format!(
+                    "full_attention or sliding_attention layers only: {other} layers (a hybrid model) are not modelled"
+                ),
+            ));
+        }
+    }
+    for key in [
+        "layers_block_type",
+        "attn_layer_period",
+        "full_attention_interval",
+        "linear_num_value_heads",
+        "mamba_d_state",
+        "ssm_state_size",
+        "hybrid_override_pattern",
+    ] {
+        if f.obj.contains_key(key) {
+            bail!(
+                "{}: field `{}{key}`: marks a hybrid model (Mamba or linear-attention layers), which gpuvalue does not model (it costs attention layers only)",
+                f.file,
+                f.prefix
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Sliding-window layers: gpt-oss lists each layer's type; Mistral-style configs give one
 /// window for every layer (`sliding_window`, ignored where `use_sliding_window` is false).
 fn sliding(f: &Fields, layers: f64) -> Result<Option<Sliding>> {
@@ -277,7 +363,8 @@ fn sliding(f: &Fields, layers: f64) -> Result<Option<Sliding>> {
             .iter()
             .filter(|t| t.as_str() == Some("sliding_attention"))
             .count() as f64,
-        _ => layers,
+        Some(Value::Null) | None => layers,
+        Some(_) => return Err(f.err("layer_types", "a list of each layer's type")),
     };
     Ok((count > 0.0).then_some(Sliding {
         window,
@@ -309,6 +396,40 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
         other_bytes: 1.0 + 4.0 / (128.0 * 128.0),
         what: "FP8 weights in 128x128 blocks with an FP32 scale each",
     };
+    let int8 = Shipped {
+        precision: Precision::Fp8,
+        compute: Precision::Fp16,
+        expert_bytes: 1.0 + 2.0 / 128.0,
+        other_bytes: 1.0 + 2.0 / 128.0,
+        what: "8-bit integer weights with their scales, dequantised to 16-bit for the matmuls",
+    };
+    let int4 = Shipped {
+        precision: Precision::Int4,
+        compute: Precision::Int4,
+        expert_bytes: 0.55,
+        other_bytes: 0.55,
+        what: "4-bit weights (GPTQ/AWQ/bitsandbytes) with their scales",
+    };
+    let nvfp4 = Shipped {
+        precision: Precision::Fp4,
+        compute: Precision::Fp4,
+        expert_bytes: 0.5625,
+        other_bytes: 0.5625,
+        what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
+    };
+    let field = |name: &str, expected: &str| {
+        anyhow::anyhow!(
+            "{file}: field `quantization_config.{name}`: expected {expected} (got {}); --precision states the weights' precision instead",
+            q.get(name).unwrap_or(&Value::Null)
+        )
+    };
+    // GPTQ, AWQ: `bits`, 4 unless said.
+    let bits = |default: u64| -> Result<u64> {
+        match q.get("bits") {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => v.as_u64().ok_or_else(|| field("bits", "4 or 8")),
+        }
+    };
     Ok(Some(match (method.as_str(), algo.as_str()) {
         ("fp8", _) | (_, "fp8") => fp8,
         // gpt-oss's MXFP4 is weight-only: TensorRT-LLM and vLLM multiply with FP8 or 16-bit
@@ -320,23 +441,51 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
             other_bytes: 2.0,
             what: "MXFP4 routed experts (4.25 bits a parameter with their scales), the rest BF16",
         },
-        (_, "nvfp4") | ("nvfp4", _) => Shipped {
-            precision: Precision::Fp4,
-            compute: Precision::Fp4,
-            expert_bytes: 0.5625,
-            other_bytes: 0.5625,
-            what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
+        (_, "nvfp4") | ("nvfp4", _) => nvfp4,
+        ("gptq" | "awq", _) => match bits(4)? {
+            4 => int4,
+            8 => int8,
+            _ => return Err(field("bits", "4 or 8")),
         },
-        ("gptq" | "awq", _) => Shipped {
-            precision: Precision::Int4,
-            compute: Precision::Int4,
-            expert_bytes: 0.55,
-            other_bytes: 0.55,
-            what: "4-bit weights (GPTQ/AWQ) with their scales",
-        },
-        _ => bail!(
-            "{file}: field `quantization_config.quant_method`: expected fp8, mxfp4, nvfp4 (modelopt quant_algo), gptq or awq (got {:?}); --precision states the weights' precision instead",
-            q.get("quant_method").unwrap_or(&Value::Null)
-        ),
+        ("bitsandbytes", _) => {
+            let on = |k: &str| q.get(k).and_then(Value::as_bool) == Some(true);
+            if on("load_in_4bit") {
+                int4
+            } else if on("load_in_8bit") {
+                int8
+            } else {
+                return Err(field("load_in_4bit", "load_in_4bit or load_in_8bit true"));
+            }
+        }
+        ("compressed-tensors", _) => compressed_tensors(q, fp8, int8, int4, nvfp4)
+            .ok_or_else(|| {
+                field(
+                    "config_groups",
+                    "a group whose weights are 8-bit float or integer, 4-bit integer or 4-bit float (NVFP4)",
+                )
+            })?,
+        _ => return Err(field("quant_method", "fp8, mxfp4, nvfp4 (modelopt quant_algo), gptq, awq, bitsandbytes or compressed-tensors")),
     }))
+}
+
+/// compressed-tensors (llm-compressor's checkpoints, the common FP8 and INT4 Llama ones):
+/// the first group's weights, `num_bits` and `type`.
+fn compressed_tensors(
+    q: &Value,
+    fp8: Shipped,
+    int8: Shipped,
+    int4: Shipped,
+    nvfp4: Shipped,
+) -> Option<Shipped> {
+    let groups = q.get("config_groups")?.as_object()?;
+    let w = groups.values().find_map(|g| g.get("weights"))?;
+    let bits = w.get("num_bits")?.as_u64()?;
+    let kind = w.get("type")?.as_str()?;
+    match (bits, kind) {
+        (8, "float") => Some(fp8),
+        (8, "int") => Some(int8),
+        (4, "int") => Some(int4),
+        (4, "float") => Some(nvfp4),
+        _ => None,
+    }
 }

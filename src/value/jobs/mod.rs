@@ -126,6 +126,7 @@ impl JobSpec {
                     .transpose()
                     .map_err(anyhow::Error::msg)?,
                 rate: None,
+                max_batch: None,
             }
             .scenario(),
             JobSpec::LlmFinetune {

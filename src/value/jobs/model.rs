@@ -75,6 +75,10 @@ pub struct Model {
     pub shipped: Option<Shipped>,
     /// Where the shape came from (a preset's config copy, or the user's file).
     pub source: Option<String>,
+    /// The longest sequence the model takes (`max_position_embeddings`), where known.
+    pub context: Option<f64>,
+    /// A `quantization_config` this reader cannot cost: why. Serving it needs `--precision`.
+    pub unread_quantization: Option<String>,
 }
 
 impl Model {
@@ -164,6 +168,8 @@ pub(super) fn llama(name: &str) -> Option<Model> {
             moe: None,
             shipped: None,
             source: None,
+            context: None,
+            unread_quantization: None,
         })
 }
 

@@ -30,6 +30,8 @@ pub struct Serve {
     /// A steady request rate (per second) instead of a number of requests: the job is an
     /// hour of that traffic, served by as many instances as keep up with it.
     pub rate: Option<f64>,
+    /// The server's batch limit (requests in flight per copy); None: [`MAX_BATCH`].
+    pub max_batch: Option<f64>,
 }
 
 impl Serve {
@@ -57,6 +59,14 @@ impl Serve {
         }
     }
 
+    /// The batch limit in words: the stated one, or vLLM's default.
+    fn batch_limit(&self) -> String {
+        match self.max_batch {
+            Some(b) => format!("{b} (--max-batch)"),
+            None => format!("{MAX_BATCH} (vLLM's max_num_seqs; --max-batch states another)"),
+        }
+    }
+
     fn checked(&self) -> Result<f64> {
         let m = &self.model;
         check(m.params, 1e6, 1e13, "--model-params")?;
@@ -75,10 +85,37 @@ impl Serve {
         if let Some(t) = self.ttft_s {
             check(t, 1e-4, 1e5, "--ttft-s")?;
         }
+        if let Some(b) = self.max_batch {
+            check(b, 1.0, 1e5, "--max-batch")?;
+            if b.fract() != 0.0 {
+                bail!("--max-batch {b}: expected a whole number of requests");
+            }
+        }
+        if let (Some(c), Some(b)) = (self.concurrency, self.max_batch)
+            && c > b
+        {
+            bail!("--concurrency {c} is over --max-batch {b}: the server would queue the rest");
+        }
         if self.concurrency.is_some() && (self.interactivity.is_some() || self.ttft_s.is_some()) {
             bail!(
                 "--concurrency fixes the requests in flight; --interactivity and --ttft-s ask for the most that meet a target: give one or the other"
             );
+        }
+        if let Some(ctx) = m.context
+            && self.prompt_tokens + self.output_tokens > ctx
+        {
+            bail!(
+                "--prompt-tokens {} + --output-tokens {} = {} tokens: over {}'s context of {ctx} tokens (max_position_embeddings)",
+                self.prompt_tokens,
+                self.output_tokens,
+                self.prompt_tokens + self.output_tokens,
+                m.prose()
+            );
+        }
+        if self.precision.is_none()
+            && let Some(why) = &m.unread_quantization
+        {
+            bail!("{why}");
         }
         if let Some(p) = self.parallel
             && p.ep > 1
@@ -133,7 +170,7 @@ impl Serve {
             kv_split: if m.kv_split_by_tp() { m.kv_heads } else { 1.0 },
             engines: compute.engines(),
             memory_use: 0.9,
-            max_batch: MAX_BATCH,
+            max_batch: self.max_batch.unwrap_or(MAX_BATCH),
             target: Target {
                 concurrency: self.concurrency,
                 interactivity: self.interactivity,
@@ -164,12 +201,14 @@ impl Serve {
         let target = match (self.concurrency, self.interactivity, self.ttft_s) {
             (Some(c), _, _) => format!("{c} requests in flight per copy of the model"),
             (None, None, None) => format!(
-                "as many requests in flight per copy as 90% of its memory holds, at most {MAX_BATCH} (vLLM's max_num_seqs)"
+                "as many requests in flight per copy as 90% of its memory holds, at most {}",
+                self.batch_limit()
             ),
             (None, i, t) => format!(
-                "the most requests in flight per copy that still get{}{}",
+                "the most requests in flight per copy that still get{}{}, at most {}",
                 i.map_or(String::new(), |i| format!(" {i} tokens/s each")),
-                t.map_or(String::new(), |t| format!(" a first token within {t} s"))
+                t.map_or(String::new(), |t| format!(" a first token within {t} s")),
+                self.batch_limit()
             ),
         };
         Ok(Scenario {

@@ -53,6 +53,7 @@ fn serve(model: &str, precision: Option<Precision>) -> Serve {
         ttft_s: None,
         parallel: None,
         rate: None,
+        max_batch: None,
     }
 }
 
@@ -357,13 +358,17 @@ fn a_config_it_cannot_read_names_the_file_the_field_and_what_was_expected() {
     assert!(e.contains("`hidden_size`") && e.contains("missing"), "{e}");
     v["hidden_size"] = serde_json::json!(7168);
     v["quantization_config"]["quant_method"] = serde_json::json!("bitnet");
-    let e = parse_config(&v.to_string(), "r1.json")
-        .unwrap_err()
-        .to_string();
+    // A format it cannot cost is refused when served as it ships, and --precision overrides.
+    let m = parse_config(&v.to_string(), "r1.json").unwrap();
+    let mut job = serve("deepseek-r1", None);
+    job.model = m;
+    let e = job.serving().unwrap_err().to_string();
     assert!(
         e.contains("quant_method") && e.contains("bitnet") && e.contains("--precision"),
         "{e}"
     );
+    job.precision = Some(Precision::Fp8);
+    assert!(job.serving().is_ok());
     let e = parse_config("[1, 2]", "list.json").unwrap_err().to_string();
     assert!(e.contains("list.json") && e.contains("JSON object"), "{e}");
     let e = parse_config("{", "bad.json").unwrap_err().to_string();
@@ -392,4 +397,148 @@ fn a_moe_fine_tune_computes_on_the_active_parameters_and_holds_all_of_them() {
     assert!(s.collectives.as_ref().unwrap().all_to_all.unwrap() > 0.0);
     assert!(job("8b").collectives.as_ref().unwrap().all_to_all.is_none());
     assert!(s.collectives.as_ref().unwrap().seconds(8.0, 370.0) > 0.0);
+}
+
+#[test]
+fn a_target_never_raises_tokens_per_gpu_above_the_untargeted_answer() {
+    // Engines cap the batch (vLLM max_num_seqs, SGLang max_running_requests): a latency
+    // target picks a batch under the cap, never above it.
+    for model in ["deepseek-r1", "gpt-oss-120b", "70b"] {
+        let mut job = serve(model, Some(Precision::Fp8));
+        let free = job.serving().unwrap().best_on(8, &h200()).unwrap();
+        assert!(free.concurrency <= MAX_BATCH, "{model}: {free:?}");
+        for (i, t) in [
+            (Some(1.0), None),
+            (None, Some(10.0)),
+            (Some(5.0), Some(100.0)),
+        ] {
+            job.interactivity = i;
+            job.ttft_s = t;
+            let pt = job.serving().unwrap().best_on(8, &h200()).unwrap();
+            assert!(
+                pt.tok_s_per_gpu <= free.tok_s_per_gpu * (1.0 + 1e-9),
+                "{model} {i:?} {t:?}: {} over {}",
+                pt.tok_s_per_gpu,
+                free.tok_s_per_gpu
+            );
+            assert!(pt.concurrency <= MAX_BATCH);
+        }
+        // A stated limit is the cap the target works under.
+        job.interactivity = Some(1.0);
+        job.ttft_s = None;
+        job.max_batch = Some(32.0);
+        let pt = job.serving().unwrap().best_on(8, &h200()).unwrap();
+        assert!(pt.concurrency <= 32.0, "{model}: {pt:?}");
+    }
+    // A concurrency over the stated limit is refused, naming both.
+    let mut job = serve("70b", None);
+    job.concurrency = Some(64.0);
+    job.max_batch = Some(32.0);
+    let e = job.serving().unwrap_err().to_string();
+    assert!(
+        e.contains("--concurrency 64") && e.contains("--max-batch 32"),
+        "{e}"
+    );
+}
+
+/// A config with one field changed, parsed: Err's text.
+fn hostile(base: &str, edit: impl Fn(&mut serde_json::Value)) -> Result<Model, String> {
+    let mut v: serde_json::Value = serde_json::from_str(base).unwrap();
+    edit(&mut v);
+    parse_config(&v.to_string(), "config.json").map_err(|e| e.to_string())
+}
+
+#[test]
+fn hostile_configs_are_refused_naming_the_file_the_field_and_what_was_expected() {
+    let oss = include_str!("../../data/models/gpt-oss-120b.json");
+    let r1 = include_str!("../../data/models/deepseek-r1.json");
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            oss,
+            Box::new(|v| v["num_local_experts"] = 0.into()),
+            "`num_local_experts`: expected 2 or more",
+        ),
+        (
+            oss,
+            Box::new(|v| v["num_hidden_layers"] = 36.5.into()),
+            "`num_hidden_layers`: expected a positive whole number",
+        ),
+        (
+            oss,
+            Box::new(|v| v["num_key_value_heads"] = 7.into()),
+            "`num_key_value_heads`: expected a divisor of num_attention_heads (64)",
+        ),
+        (
+            oss,
+            Box::new(|v| {
+                v["layer_types"].as_array_mut().unwrap().pop();
+            }),
+            "`layer_types`: expected one entry per layer (36",
+        ),
+        (
+            oss,
+            Box::new(|v| v["layer_types"][3] = "linear_attention".into()),
+            "linear_attention",
+        ),
+        (
+            r1,
+            Box::new(|v| v["full_attention_interval"] = 4.into()),
+            "`full_attention_interval`: marks a hybrid model",
+        ),
+        (
+            r1,
+            Box::new(|v| v["layers_block_type"] = serde_json::json!(["mamba"])),
+            "hybrid",
+        ),
+    ];
+    for (base, edit, want) in cases {
+        let e = hostile(base, edit).unwrap_err();
+        assert!(e.contains("config.json") && e.contains(want), "{want}: {e}");
+    }
+    // The context is checked against the job.
+    let m = parse_config(oss, "config.json").unwrap();
+    let mut job = serve("gpt-oss-120b", None);
+    job.model = m;
+    job.prompt_tokens = 200_000.0;
+    let e = job.serving().unwrap_err().to_string();
+    assert!(
+        e.contains("context of 131072") && e.contains("max_position_embeddings"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_quantization_formats_people_ship_are_read_right() {
+    let base = include_str!("../../data/models/mixtral-8x7b.json");
+    let with = |q: serde_json::Value| {
+        hostile(base, move |v| v["quantization_config"] = q.clone()).unwrap()
+    };
+    let bytes = |m: &Model| m.shipped.map(|s| (s.precision, s.other_bytes));
+    let ct = |bits: u64, kind: &str| serde_json::json!({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": bits, "type": kind}}}});
+    assert_eq!(bytes(&with(ct(8, "float"))).unwrap().0, Precision::Fp8);
+    assert_eq!(bytes(&with(ct(4, "int"))).unwrap().0, Precision::Int4);
+    assert_eq!(bytes(&with(ct(4, "float"))).unwrap().0, Precision::Fp4);
+    let int8 = with(ct(8, "int")).shipped.unwrap();
+    assert!(int8.other_bytes > 1.0 && int8.other_bytes < 1.1 && int8.compute == Precision::Fp16);
+    let gptq8 = with(serde_json::json!({"quant_method": "gptq", "bits": 8}))
+        .shipped
+        .unwrap();
+    assert!(
+        gptq8.other_bytes > 1.0,
+        "GPTQ 8-bit costed as {} bytes",
+        gptq8.other_bytes
+    );
+    let gptq4 = with(serde_json::json!({"quant_method": "gptq", "bits": 4}))
+        .shipped
+        .unwrap();
+    assert!(gptq4.other_bytes < 0.6);
+    let bnb = with(serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true}));
+    assert_eq!(bnb.shipped.unwrap().precision, Precision::Int4);
+    let odd = with(serde_json::json!({"quant_method": "gptq", "bits": 3}));
+    assert!(
+        odd.unread_quantization
+            .unwrap()
+            .contains("`quantization_config.bits`: expected 4 or 8")
+    );
 }

@@ -575,7 +575,8 @@ impl Serving {
         if t.interactivity.is_none() && t.ttft_s.is_none() {
             return Ok(self.point(p, m, most.min(self.max_batch)));
         }
-        let cap = most.min(16384.0);
+        // A target picks a batch under the server's limit, never above it.
+        let cap = most.min(self.max_batch);
         let first = self.point(p, m, 1.0);
         self.meets(first)?;
         // The step only grows with the batch: the largest batch that meets the target.
