@@ -111,7 +111,12 @@ pub(super) fn rank_cmd(a: args::RankArgs) -> Result<ExitCode> {
             warn!("{n}");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    // Nothing ranks: the report says why, and the exit status says it failed.
+    Ok(if r.rows.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 pub(super) fn report_cmd(a: args::ReportArgs) -> Result<ExitCode> {

@@ -316,8 +316,9 @@ struct Param {
     hi: f64,
 }
 
-/// Efficiencies 0.05..1, fixed costs 1 us..20 ms a step, 0.1..500 us a layer.
-const THROUGHPUT: [Param; 4] = [
+/// Efficiencies 0.05..1, fixed costs 1 us..20 ms a step, 0.1..500 us a layer, 1..200 us a
+/// collective.
+const THROUGHPUT: [Param; 5] = [
     Param {
         get: |f| f.bandwidth,
         set: |f, v| f.bandwidth = v,
@@ -334,13 +335,19 @@ const THROUGHPUT: [Param; 4] = [
         get: |f| f.step_s,
         set: |f, v| f.step_s = v,
         lo: 1e-6,
-        hi: 2e-2,
+        hi: 1.5e-3,
     },
     Param {
         get: |f| f.layer_s,
         set: |f, v| f.layer_s = v,
         lo: 1e-7,
         hi: 5e-4,
+    },
+    Param {
+        get: |f| f.collective_s,
+        set: |f, v| f.collective_s = v,
+        lo: 1e-6,
+        hi: 2e-4,
     },
 ];
 
@@ -453,6 +460,7 @@ fn round_fit(f: Fit) -> Fit {
         compute: r(f.compute),
         step_s: r(f.step_s),
         layer_s: r(f.layer_s),
+        collective_s: r(f.collective_s),
         request_s: r(f.request_s),
         prefill: r(f.prefill),
     }

@@ -50,6 +50,10 @@ impl Costing<'_> {
     /// `Err` only where the inputs cannot be costed at all (a currency without a rate).
     pub(super) fn row(&self, i: usize, inst: &Instance) -> Result<Costed> {
         let Some(gpu) = self.catalog.gpu(&inst.gpu) else {
+            // The filters first: an instance they leave out is not a reason nothing ranks.
+            if self.opts.filters.admit(inst, None, None) == Admission::NotSelected {
+                return Ok(Costed::NotSelected);
+            }
             return Ok(Costed::Excluded(not_a_catalog_gpu(&inst.gpu)));
         };
         // A job that shards (weights, optimizer state, a served model) needs its share per

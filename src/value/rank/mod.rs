@@ -10,7 +10,7 @@ use crate::results::ResultsFile;
 use crate::stats::median;
 use crate::value::calibration::{self, CalibrationFile, Factor, Origin};
 use crate::value::scenario::{Rate, Scenario, Timing};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -359,6 +359,7 @@ pub fn rank(
         resolver: &resolver,
         opts,
     };
+    serve::check_measured(catalog, scenario, &opts.serving.results)?;
     let (mut rows, excluded, efficiencies) = cost_every_instance(&costing)?;
     let uncertainty = model_uncertainty(catalog, scenario);
     let ranked_total = order(&mut rows, &mut machines, opts.top, uncertainty);

@@ -142,6 +142,66 @@ impl Costing<'_> {
     }
 }
 
+/// Refuses a measured serving result of this job's model past what its GPU can do: every
+/// token (prompt and output) costs at least 2 FLOP per active parameter, so tokens per
+/// second per GPU cannot pass the GPU's fastest matrix rate over that. Such a figure would
+/// rank as measured at a price near zero.
+pub fn check_measured(
+    catalog: &crate::market::catalog::Catalog,
+    scenario: &crate::value::scenario::Scenario,
+    results: &[Measured],
+) -> Result<()> {
+    let Some(s) = scenario.serving.as_ref() else {
+        return Ok(());
+    };
+    for m in results
+        .iter()
+        .filter(|m| crate::value::serving_results::model_matches(&m.model, &s.model))
+    {
+        let field = match m.tool {
+            crate::value::serving_results::Tool::Inferencex => "tput_per_gpu",
+            _ => "output_throughput",
+        };
+        let figures = [m.tok_s_per_gpu, m.total_tok_s_per_gpu];
+        if figures.iter().any(|x| !x.is_finite() || *x <= 0.0) {
+            bail!(
+                "{}: field `{field}`: expected a positive number of tokens per second (got {} output, {} total per GPU)",
+                m.file,
+                m.tok_s_per_gpu,
+                m.total_tok_s_per_gpu
+            );
+        }
+        let Some(gpu) = catalog.gpu(&m.gpu) else {
+            continue;
+        };
+        let peak = [
+            Rate::MatmulFp4Matrix,
+            Rate::MatmulFp8Matrix,
+            Rate::MatmulF16Matrix,
+        ]
+        .iter()
+        .filter_map(|r| r.datasheet(gpu).map(|d| d.value))
+        .fold(0.0f64, f64::max);
+        if peak <= 0.0 || s.active_params <= 0.0 {
+            continue;
+        }
+        let ceiling = peak * 1e9 / (2.0 * s.active_params);
+        if m.total_tok_s_per_gpu > ceiling {
+            bail!(
+                "{}: field `{field}`: {:.0} tokens/s per GPU is past what a {} can compute for {} ({:.0} TFLOPS at its fastest matrix rate / (2 FLOP x {:.3e} active parameters) = {:.0} tokens/s): expected a measured figure under that",
+                m.file,
+                m.total_tok_s_per_gpu,
+                gpu.name,
+                s.model,
+                peak / 1e3,
+                s.active_params,
+                ceiling
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The serving target in words, for the heading under a table.
 pub fn target_words(s: &Serving) -> String {
     let t = &s.target;

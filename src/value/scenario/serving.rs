@@ -170,6 +170,11 @@ pub struct Fit {
     pub step_s: f64,
     /// Fixed cost of a layer within a step (kernel launches, small collectives), seconds.
     pub layer_s: f64,
+    /// Latency of one collective inside a step (an all-reduce, an expert dispatch or
+    /// combine) when a copy spans GPUs, seconds: the fixed cost that grows with the layout,
+    /// not with the model alone, so a one-GPU copy of a small model pays none.
+    #[serde(default = "default_collective_s")]
+    pub collective_s: f64,
     /// A request's fixed latency before its first token (the server's front end,
     /// tokenisation, scheduling, the first step), seconds.
     #[serde(default = "default_request_s")]
@@ -178,6 +183,10 @@ pub struct Fit {
     /// every expert: small grouped GEMMs).
     #[serde(default = "default_prefill")]
     pub prefill: f64,
+}
+
+fn default_collective_s() -> f64 {
+    8e-6
 }
 
 fn default_request_s() -> f64 {
@@ -240,11 +249,6 @@ pub fn queue_wait(busy: f64) -> f64 {
     let busy = busy.clamp(0.0, 0.95);
     busy / (2.0 * (1.0 - busy))
 }
-
-/// Per-collective latency inside a layer on a GPU link, charged per collective when a copy
-/// spans GPUs: an assumption (not measured here; the fitted cost a layer absorbs what it
-/// misses).
-pub const COLLECTIVE_S: f64 = 8e-6;
 
 /// Per-GPU workspace and activations, GB.
 pub const WORKSPACE_GB: f64 = 2.0;
@@ -474,7 +478,7 @@ impl Serving {
             bytes += self.layers * state * 2.0 * (g - 1.0) / g;
             collectives += self.layers;
         }
-        bytes / bus + collectives * COLLECTIVE_S
+        bytes / bus + collectives * m.fit.collective_s
     }
 
     /// The layouts a copy over `g` GPUs may take: tensor parallel; for a
