@@ -7,7 +7,7 @@
 
 use crate::value::calibration::TOLERANCE;
 use crate::value::scenario::serving::{Fit, FitFile};
-use crate::value::serving_calibration::{Prepared, ServingPoint, fit_points};
+use crate::value::serving_calibration::{Prepared, ServingPoint, TIE_QUANTILE, fit_points};
 use serde::Serialize;
 
 /// What a cross-validation holds out whole.
@@ -139,11 +139,45 @@ pub struct CrossValidation {
     pub groups: Vec<Score>,
 }
 
+/// The tie band: the miss (max(ratio, 1/ratio)) at [`TIE_QUANTILE`] of every point
+/// estimated with its whole source held out; a point the model cannot run counts as a
+/// miss of 2x. None without points.
+pub fn cross_validated_miss(prepared: &[Prepared], start: &FitFile) -> Option<f64> {
+    let (_, results) = held_out_groups(prepared, start, Grouping::Source);
+    let mut misses: Vec<f64> = results
+        .iter()
+        .flatten()
+        .map(|h| h.ratio.map_or(2.0, |r| r.max(1.0 / r)))
+        .collect();
+    misses.sort_by(f64::total_cmp);
+    let i = ((misses.len().checked_sub(1)?) as f64 * TIE_QUANTILE).round() as usize;
+    misses.get(i).copied()
+}
+
 pub fn cross_validate(
     prepared: &[Prepared],
     start: &FitFile,
     grouping: Grouping,
 ) -> CrossValidation {
+    let (groups, results) = held_out_groups(prepared, start, grouping);
+    let pooled: Vec<Held> = results.iter().flatten().copied().collect();
+    CrossValidation {
+        grouping,
+        all: score("all".into(), &pooled),
+        groups: groups
+            .into_iter()
+            .zip(&results)
+            .map(|(g, h)| score(g, h))
+            .collect(),
+    }
+}
+
+/// Each group of `grouping` and its points' estimates with the group held out.
+fn held_out_groups(
+    prepared: &[Prepared],
+    start: &FitFile,
+    grouping: Grouping,
+) -> (Vec<String>, Vec<Vec<Held>>) {
     let keys: Vec<String> = prepared.iter().map(|p| grouping.of(p.point)).collect();
     let mut groups: Vec<String> = keys.clone();
     groups.sort();
@@ -190,16 +224,7 @@ pub fn cross_validate(
         all.append(&mut second);
         all
     });
-    let pooled: Vec<Held> = results.iter().flatten().copied().collect();
-    CrossValidation {
-        grouping,
-        all: score("all".into(), &pooled),
-        groups: groups
-            .into_iter()
-            .zip(&results)
-            .map(|(g, h)| score(g, h))
-            .collect(),
-    }
+    (groups, results)
 }
 
 #[cfg(test)]

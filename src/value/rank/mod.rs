@@ -576,6 +576,10 @@ fn order(
 /// Places: a row whose cost is within the uncertainty of the cheapest row of the current
 /// group joins it (measured-only pairs use [`MEASURED_UNCERTAINTY`]); the group's members
 /// share the first one's rank. Groups start at a row, never chain past the first's band.
+/// Identical hardware never ties: a row with the same GPU type, basis and time per job as a
+/// cheaper row of its group has the same estimate and so the same error, and its price
+/// alone puts it behind (its own rank; at the same price, the same place); it does not
+/// start a group either.
 fn share_places(rows: &mut [RankRow], uncertainty: f64) {
     let mut lead = 0;
     for i in 0..rows.len() {
@@ -584,7 +588,35 @@ fn share_places(rows: &mut [RankRow], uncertainty: f64) {
         } else {
             uncertainty
         };
-        if i > 0 && rows[i].cost_per_job <= rows[lead].cost_per_job * band {
+        let within = i > 0 && rows[i].cost_per_job <= rows[lead].cost_per_job * band;
+        // A twin at the same cost first (it gives the place), else any cheaper twin.
+        let twin = if within {
+            let twins = || {
+                rows[lead..i]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| same_estimate(r, &rows[i]))
+            };
+            twins()
+                .find(|(_, r)| r.cost_per_job == rows[i].cost_per_job)
+                .or_else(|| twins().next())
+                .map(|(t, _)| t)
+        } else {
+            None
+        };
+        if let Some(t) = twin {
+            // The same estimate at the same cost (one instance in two regions) is equal.
+            let same_cost = rows[lead + t].cost_per_job == rows[i].cost_per_job;
+            rows[i].place = if same_cost {
+                rows[lead + t].place
+            } else {
+                rows[i].rank
+            };
+            rows[i].tied = same_cost;
+            if same_cost {
+                rows[lead + t].tied = true;
+            }
+        } else if within {
             rows[i].place = rows[lead].rank;
             rows[i].tied = true;
             rows[lead].tied = true;
@@ -593,6 +625,14 @@ fn share_places(rows: &mut [RankRow], uncertainty: f64) {
             rows[i].place = rows[i].rank;
         }
     }
+}
+
+/// Whether two rows rest on one estimate: the same GPU type, basis and time per job (and
+/// so the same layout and link), where only the price differs.
+fn same_estimate(a: &RankRow, b: &RankRow) -> bool {
+    a.gpu == b.gpu
+        && a.basis == b.basis
+        && (a.hours_per_job - b.hours_per_job).abs() <= 1e-9 * a.hours_per_job.abs().max(1e-30)
 }
 
 /// A factor measured in this ranking: median measured / datasheet over `n` GPU models.
@@ -626,4 +666,63 @@ fn not_a_catalog_gpu(gpu: &str) -> String {
         return format!("{} {name}", u.not_ranked());
     }
     format!("unknown GPU id {gpu:?}")
+}
+
+#[cfg(test)]
+mod tie_tests {
+    use super::*;
+    use crate::market::catalog::Catalog;
+    use crate::value::scenario::ScenarioFile;
+
+    /// Rows of (GPU, hours per job, price an hour), ordered and placed with a 1.4x band.
+    fn placed(rows: &[(&str, f64, f64)]) -> Vec<(usize, bool)> {
+        let c = Catalog::embedded();
+        let s = ScenarioFile::embedded();
+        let r = rank(
+            &c.checked(),
+            s.get("training").unwrap(),
+            &[],
+            &RankOptions::default(),
+        )
+        .unwrap();
+        let base = r.rows[0].clone();
+        let mut v: Vec<RankRow> = rows
+            .iter()
+            .map(|&(gpu, h, price)| RankRow {
+                gpu: gpu.into(),
+                basis: Source::Estimated,
+                hours_per_job: h,
+                price_per_hour: price,
+                cost_per_job: h * price,
+                tied: false,
+                ..base.clone()
+            })
+            .collect();
+        order(&mut v, &mut [], None, 1.4);
+        v.iter().map(|r| (r.place, r.tied)).collect()
+    }
+
+    #[test]
+    fn identical_hardware_never_ties_and_price_decides() {
+        // Two 8 x H200 rows at 16.0 and 20.8 an hour: one estimate, so no tie.
+        let p = placed(&[("h200", 1.0, 16.0), ("h200", 1.0, 20.8)]);
+        assert_eq!(p, vec![(1, false), (2, false)]);
+        // A different GPU type within the band ties with the cheapest row; the same GPU at
+        // another price between them keeps its own place.
+        let p = placed(&[
+            ("h200", 1.0, 16.0),
+            ("h200", 1.0, 17.9),
+            ("mi300x", 1.2, 15.0),
+        ]);
+        assert_eq!(p, vec![(1, true), (2, false), (1, true)]);
+        // The same estimate at the same price (one instance in two regions) is equal.
+        let p = placed(&[("h200", 1.0, 16.0), ("h200", 1.0, 16.0)]);
+        assert_eq!(p, vec![(1, true), (1, true)]);
+        // The same GPU at another speed (another layout or link) is another estimate.
+        let p = placed(&[("h200", 1.0, 16.0), ("h200", 1.1, 16.0)]);
+        assert_eq!(p, vec![(1, true), (1, true)]);
+        // Past the band, a new group.
+        let p = placed(&[("h200", 1.0, 16.0), ("b200", 1.0, 30.0)]);
+        assert_eq!(p, vec![(1, false), (2, false)]);
+    }
 }

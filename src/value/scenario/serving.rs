@@ -204,9 +204,10 @@ pub struct FitFile {
     pub schema_version: u32,
     pub description: String,
     pub fits: Vec<VendorFit>,
-    /// The model's miss (max(ratio, 1/ratio)) on 80% of the held-out published runs, with
-    /// these fits: a ranking's tie band. Written by `calibration --fit-serving`; a test
-    /// recomputes it.
+    /// The model's miss (max(ratio, 1/ratio)) on 80% of the published runs, each estimated
+    /// with its whole source held out and the fits refitted without it (leave-one-source-out):
+    /// a ranking's tie band between different hardware. Written by `calibration
+    /// --fit-serving`; a test recomputes it.
     pub held_out_miss: f64,
 }
 
