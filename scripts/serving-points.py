@@ -5,9 +5,9 @@ names its file and commit there) and the older points of src/data/calibration.js
 
 Which rows are kept, and why the rest are not (counted in the output's `left_out`):
 - InferenceX (SemiAnalysis): single-node aggregated runs (sglang, tensorrt-llm, atom) of
-  DeepSeek-R1; its total (input+output) tokens per second per GPU. Left out: disaggregated
-  multi-node runs (prefill and decode on separate GPUs: not modelled), runs with multi-token
-  prediction (speculative decoding: not modelled).
+  DeepSeek-R1; its total (input+output) tokens per second per GPU, with or without
+  multi-token prediction (speculative decoding with the MTP layer: marked `mtp`). Left out:
+  disaggregated multi-node runs (prefill and decode on separate GPUs).
 - TensorRT-LLM perf-overview: output tokens per second, per GPU (newest tables) or per TP/PP
   group (older ones, divided by the group's GPUs here); requests all at once, so the batch is
   what memory holds up to TensorRT-LLM's max_batch_size (2048).
@@ -93,9 +93,7 @@ def inferencex(left):
     for r in csv.DictReader(open(os.path.join(RESEARCH, "inferencex/points.csv"))):
         if r["metric"] != "total_tok_s_per_gpu":
             continue
-        if "mtp" in r["notes"]:
-            left["inferencex: multi-token prediction (speculative decoding, not modelled)"] += 1
-            continue
+        mtp = "spec_decode=mtp" in r["notes"]
         if r["nodes"] != "1" or "disagg" in r["framework"] or r["framework"].startswith("dynamo"):
             left["inferencex: disaggregated prefill/decode over several nodes (not modelled)"] += 1
             continue
@@ -107,7 +105,8 @@ def inferencex(left):
             float(r["value"]), concurrency=num(r["concurrency"]), parallel=parallel(r),
             tok_s_per_user=float(r["tok_s_per_user"]) if r["tok_s_per_user"] else None,
             ttft_s=float(r["ttft_s"]) if r["ttft_s"] else None,
-            conditions=r["notes"].split(";")[0][:90]))
+            conditions=r["notes"].split(";")[0][:90],
+            mtp=True if mtp else None))
     return out
 
 

@@ -69,6 +69,7 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
         "interactivity",
         "ttft_s",
         "max_batch",
+        "speculative",
         "parallel",
         "api_price",
         "sweep",
@@ -549,6 +550,11 @@ pub struct JobArgs {
     /// 256, vLLM's): a latency target picks a batch under it, never above.
     #[arg(long, value_name = "N")]
     pub max_batch: Option<f64>,
+    /// llm-serve: speculative decoding with the model's multi-token-prediction layer
+    /// (DeepSeek-V3/R1 ship one): auto (each row takes it where it serves more tokens per
+    /// GPU; the layout column says "mtp"), mtp (always), off (never).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub speculative: Option<Speculative>,
     /// llm-serve: the time to the first token, at most, in seconds.
     #[arg(long, value_name = "SECONDS", conflicts_with = "concurrency")]
     pub ttft_s: Option<f64>,
@@ -728,3 +734,22 @@ pub struct ShowArgs {
 
 #[cfg(test)]
 mod tests;
+
+/// `--speculative`: how a served model decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Speculative {
+    Auto,
+    Mtp,
+    Off,
+}
+
+impl Speculative {
+    /// The serving target's choice: None lets each row choose.
+    pub fn mtp(self) -> Option<bool> {
+        match self {
+            Speculative::Auto => None,
+            Speculative::Mtp => Some(true),
+            Speculative::Off => Some(false),
+        }
+    }
+}

@@ -71,6 +71,9 @@ pub struct ServingPoint {
     pub max_batch: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<String>,
+    /// The run decoded speculatively with the model's MTP layer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mtp: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,9 +143,11 @@ impl ServingPoint {
                 .as_deref()
                 .map(Parallel::parse)
                 .transpose()
-                .map_err(anyhow::Error::msg)?,
+                .map_err(anyhow::Error::msg)?
+                .map(|p| Parallel { mtp: self.mtp, ..p }),
             rate: None,
             max_batch: self.max_batch,
+            mtp: Some(self.mtp),
         };
         let mut serving = serve
             .serving()

@@ -153,6 +153,7 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
         shipped,
         source: Some(file.to_string()),
         context,
+        mtp_layers: f.count("num_nextn_predict_layers")?.unwrap_or(0.0),
         unread_quantization,
     })
 }

@@ -127,6 +127,7 @@ impl JobSpec {
                     .map_err(anyhow::Error::msg)?,
                 rate: None,
                 max_batch: None,
+                mtp: None,
             }
             .scenario(),
             JobSpec::LlmFinetune {

@@ -77,6 +77,9 @@ pub struct Model {
     pub source: Option<String>,
     /// The longest sequence the model takes (`max_position_embeddings`), where known.
     pub context: Option<f64>,
+    /// Multi-token-prediction layers it ships (`num_nextn_predict_layers`: DeepSeek-V3/R1's
+    /// one), a drafter for speculative decoding; 0: none.
+    pub mtp_layers: f64,
     /// A `quantization_config` this reader cannot cost: why. Serving it needs `--precision`.
     pub unread_quantization: Option<String>,
 }
@@ -169,6 +172,7 @@ pub(super) fn llama(name: &str) -> Option<Model> {
             shipped: None,
             source: None,
             context: None,
+            mtp_layers: 0.0,
             unread_quantization: None,
         })
 }

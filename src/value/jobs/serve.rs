@@ -32,6 +32,9 @@ pub struct Serve {
     pub rate: Option<f64>,
     /// The server's batch limit (requests in flight per copy); None: [`MAX_BATCH`].
     pub max_batch: Option<f64>,
+    /// Speculative decoding with the model's MTP layer: asked (true), ruled out (false), or
+    /// chosen per row where the model has one (None).
+    pub mtp: Option<bool>,
 }
 
 impl Serve {
@@ -117,6 +120,12 @@ impl Serve {
         {
             bail!("{why}");
         }
+        if self.mtp == Some(true) && m.mtp_layers <= 0.0 {
+            bail!(
+                "--speculative mtp: {} ships no multi-token-prediction layer (num_nextn_predict_layers)",
+                m.prose()
+            );
+        }
         if let Some(p) = self.parallel
             && p.ep > 1
             && !m.is_moe()
@@ -171,11 +180,13 @@ impl Serve {
             engines: compute.engines(),
             memory_use: 0.9,
             max_batch: self.max_batch.unwrap_or(MAX_BATCH),
+            mtp: (m.mtp_layers > 0.0).then_some(crate::value::scenario::serving::Mtp::PUBLISHED),
             target: Target {
                 concurrency: self.concurrency,
                 interactivity: self.interactivity,
                 ttft_s: self.ttft_s,
                 parallel: self.parallel,
+                mtp: self.mtp,
             },
         })
     }

@@ -54,6 +54,7 @@ fn serve(model: &str, precision: Option<Precision>) -> Serve {
         parallel: None,
         rate: None,
         max_batch: None,
+        mtp: None,
     }
 }
 

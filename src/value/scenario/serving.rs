@@ -55,6 +55,37 @@ pub struct Serving {
     pub max_batch: f64,
     #[serde(default)]
     pub target: Target,
+    /// The model's multi-token-prediction drafter, where it ships one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp: Option<Mtp>,
+}
+
+/// Speculative decoding with MTP: each step the drafter proposes `drafts` tokens a request
+/// (one pass of its layer each), the model verifies them with the request's own token in
+/// one pass, and each draft is accepted with probability `acceptance` while the ones
+/// before it were.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mtp {
+    pub drafts: f64,
+    pub acceptance: f64,
+}
+
+impl Mtp {
+    /// DeepSeek-V3's technical report: the second token's prediction accepted 85-90% of
+    /// the time; the lower end, one draft a step (vLLM's and SGLang's minimal setting,
+    /// `num_speculative_tokens` 1 / `--speculative-num-steps 1`).
+    pub const PUBLISHED: Mtp = Mtp {
+        drafts: 1.0,
+        acceptance: 0.85,
+    };
+
+    /// Tokens a request emits per step: 1 + p + p^2 + ... + p^drafts.
+    pub fn tokens_per_step(&self) -> f64 {
+        (0..=self.drafts as u32)
+            .map(|i| self.acceptance.powi(i as i32))
+            .sum()
+    }
 }
 
 /// The routed experts: `layers` MoE layers of `count` experts of `gb` each, `per_token` of
@@ -90,6 +121,10 @@ pub struct Target {
     pub ttft_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<Parallel>,
+    /// Speculative decoding with MTP asked for (true), ruled out (false), or chosen per
+    /// row where the model has a drafter and it serves more (None).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp: Option<bool>,
 }
 
 /// A copy's layout: attention tensor-parallel over `tp` GPUs (or data-parallel over them),
@@ -102,6 +137,9 @@ pub struct Parallel {
     pub ep: u32,
     /// Attention data-parallel: each GPU its own requests and whole attention weights.
     pub dp_attention: bool,
+    /// Speculative decoding with the model's multi-token-prediction layer as the drafter.
+    #[serde(default)]
+    pub mtp: bool,
 }
 
 impl Parallel {
@@ -111,16 +149,21 @@ impl Parallel {
             tp: 1,
             ep: 1,
             dp_attention: false,
+            mtp: false,
         };
         let bad = |part: &str| {
             format!(
-                "--parallel {s}: {part:?}: expected tp=N, ep=N or dp-attention, comma-separated (tp=8,ep=8,dp-attention)"
+                "--parallel {s}: {part:?}: expected tp=N, ep=N, dp-attention or mtp, comma-separated (tp=8,ep=8,dp-attention)"
             )
         };
         for part in s.split([',', ' ']).filter(|x| !x.is_empty()) {
             let part_l = part.to_lowercase();
             if matches!(part_l.as_str(), "dp-attention" | "dpa" | "dp_attention") {
                 p.dp_attention = true;
+                continue;
+            }
+            if part_l == "mtp" {
+                p.mtp = true;
                 continue;
             }
             let (k, v) = part_l
@@ -153,6 +196,9 @@ impl Parallel {
         }
         if self.dp_attention {
             s.push_str(" dpa");
+        }
+        if self.mtp {
+            s.push_str(" mtp");
         }
         s
     }
@@ -379,6 +425,44 @@ impl Serving {
 
     /// One copy in layout `p` on machine `m` with `b` requests in flight.
     pub fn point(&self, p: &Parallel, m: &Machine, b: f64) -> Point {
+        match self.mtp.filter(|_| p.mtp) {
+            Some(mtp) => self.speculative_point(p, m, b, mtp),
+            None => self.plain_point(p, m, b, 1.0, 1.0).0,
+        }
+    }
+
+    /// A step with MTP: the model verifies `1 + drafts` tokens a request in one pass, the
+    /// drafter's layer runs `drafts` passes (one layer's share of a step each), and each
+    /// request emits `tokens_per_step` tokens.
+    fn speculative_point(&self, p: &Parallel, m: &Machine, b: f64, mtp: Mtp) -> Point {
+        let emitted = mtp.tokens_per_step();
+        let (pt, verify_s) = self.plain_point(p, m, b, 1.0 + mtp.drafts, emitted);
+        let draft_s = mtp.drafts * verify_s / self.layers.max(1.0);
+        let step = pt.step_s + draft_s;
+        let g = f64::from(p.tp);
+        let per_gpu = b * emitted / step / g;
+        Point {
+            step_s: step,
+            tok_s_per_user: emitted / step,
+            tok_s_per_gpu: per_gpu,
+            total_tok_s_per_gpu: per_gpu * (self.prompt_tokens + self.output_tokens)
+                / self.output_tokens,
+            ..pt
+        }
+    }
+
+    /// One copy in layout `p` with `b` requests in flight, each step running `tokens` tokens
+    /// a request through the model (1, or 1 + drafts when verifying) and each request
+    /// emitting `emitted` (its prompts' prefill comes that much sooner): the point (per user
+    /// one token a step) and the decode pass of its step.
+    fn plain_point(
+        &self,
+        p: &Parallel,
+        m: &Machine,
+        b: f64,
+        tokens: f64,
+        emitted: f64,
+    ) -> (Point, f64) {
         let g = f64::from(p.tp);
         let f = m.fit;
         let bw = m.bandwidth * f.bandwidth * 1e9;
@@ -393,22 +477,26 @@ impl Serving {
         } else {
             self.attention_gb / g
         };
+        // Tokens through the model a step (several a request when verifying drafts).
+        let bt = b * tokens;
         let experts_gb = self
             .experts
-            .map_or(0.0, |e| e.layers * self.touched(b) * e.gb / g);
+            .map_or(0.0, |e| e.layers * self.touched(bt) * e.gb / g);
         let kv = b_attn * self.kv_gb(context) / self.kv_share(p);
         let bytes =
             (attention_gb + (self.dense_gb - self.attention_gb) / g + experts_gb + kv) * 1e9;
         let mem_s = bytes / bw;
-        let flop = b * (2.0 * self.active_params + self.attention_flop * context) / g;
+        let flop = bt * (2.0 * self.active_params + self.attention_flop * context) / g;
         let flop_s = flop / flops;
-        let comm_s = self.comm(p, m, b);
+        let comm_s = self.comm(p, m, bt);
         let fixed = f.step_s + self.layers * f.layer_s;
         let decode = mem_s.max(flop_s) + fixed + comm_s;
-        // The prompts prefilled per step, continuous batching: b x ISL / OSL tokens.
+        // The prompts prefilled per step, continuous batching: b x ISL / OSL tokens (times
+        // the tokens each request emits a step).
         let prompt_flop = 2.0 * self.active_params + self.attention_flop * isl / 2.0;
-        let prefill_per_step = b * isl / osl * prompt_flop / g / flops
-            + self.comm(p, m, b * isl / osl) * (isl / osl).min(1.0);
+        let fresh = b * emitted * isl / osl;
+        let prefill_per_step = fresh * prompt_flop / g / flops
+            + self.comm(p, m, fresh) * (emitted * isl / osl).min(1.0);
         let step = decode + prefill_per_step;
         // A new request waits about half a step and its share of the queue for prefill,
         // then its prompt runs through the copy alone, after the server's fixed latency.
@@ -420,10 +508,10 @@ impl Serving {
             + fixed
             + self.comm(p, m, isl);
         // The copy's time on prefill: a step's prompts (b x ISL / OSL) at a lone prompt's rate.
-        let busy = (b * isl / osl * prompt_s / isl / step).min(0.95);
+        let busy = (fresh * prompt_s / isl / step).min(0.95);
         let ttft = f.request_s + one_prompt + step / 2.0 + queue_wait(busy) * prompt_s;
         let per_gpu = b / step / g;
-        Point {
+        let pt = Point {
             parallel: *p,
             gpus: p.tp,
             concurrency: b,
@@ -435,7 +523,8 @@ impl Serving {
             memory_bound: mem_s >= flop_s,
             comm_s,
             max_concurrency: self.max_concurrency(p, m.mem_gb),
-        }
+        };
+        (pt, decode)
     }
 
     /// A step's collectives for `tokens` tokens: tensor parallel all-reduces the hidden
@@ -486,10 +575,27 @@ impl Serving {
     /// Mixture-of-Experts model also expert parallel under tensor- or data-parallel
     /// attention.
     pub fn layouts(&self, g: u32) -> Vec<Parallel> {
+        let plain = self.plain_layouts(g);
+        let mtp = match self.target.mtp {
+            Some(m) => m,
+            None => self.mtp.is_some(),
+        };
+        if !mtp || self.mtp.is_none() {
+            return plain;
+        }
+        let with: Vec<Parallel> = plain.iter().map(|p| Parallel { mtp: true, ..*p }).collect();
+        if self.target.mtp == Some(true) {
+            return with;
+        }
+        plain.into_iter().chain(with).collect()
+    }
+
+    fn plain_layouts(&self, g: u32) -> Vec<Parallel> {
         let tp = Parallel {
             tp: g,
             ep: 1,
             dp_attention: false,
+            mtp: false,
         };
         if g == 1 {
             return vec![tp];
@@ -536,6 +642,12 @@ impl Serving {
                 p.label(),
                 e.count,
                 p.ep
+            ));
+        }
+        if p.mtp && self.mtp.is_none() {
+            return Some(format!(
+                "{}: the model ships no multi-token-prediction layer to draft with",
+                p.label()
             ));
         }
         if p.ep > 1 && self.experts.is_none() {
