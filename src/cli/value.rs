@@ -245,7 +245,7 @@ pub(super) fn serving_calibration_cmd(a: &args::CalibrationArgs) -> Result<ExitC
     let prepared = sc::prepare_all(&file, &catalog)?;
     let fits = crate::value::scenario::serving::FitFile::embedded();
     if a.fit_serving {
-        let new = sc::refit(&prepared, &fits);
+        let new = crate::value::serving_validation::refit(&prepared, &fits);
         println!("{}", serde_json::to_string_pretty(&new)?);
         return Ok(ExitCode::SUCCESS);
     }

@@ -53,7 +53,7 @@ pub fn notes(r: &RankReport) -> Vec<String> {
         return Vec::new();
     };
     let mut v = vec![format!(
-        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); rows are estimates unless their layout says measured.",
+        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention, mtp: speculative decoding with the model's multi-token-prediction layer) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); rows are estimates unless their layout says measured.",
         crate::value::rank::target_words(s),
         r.currency,
         s.prompt_tokens,

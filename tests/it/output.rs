@@ -127,18 +127,46 @@ fn ties_within_the_model_uncertainty_share_a_place_in_every_format() {
     let u = v["uncertainty"].as_f64().unwrap();
     assert!((1.05..2.0).contains(&u), "{u}");
     let rows = v["rows"].as_array().unwrap();
-    let mut lead = &rows[0];
-    for r in rows {
+    // Identical hardware (GPU type, basis, time per job) is one estimate: price decides.
+    let twins = |a: &serde_json::Value, b: &serde_json::Value| {
+        a["gpu"] == b["gpu"]
+            && a["basis"] == b["basis"]
+            && a["hours_per_job"].as_f64() == b["hours_per_job"].as_f64()
+    };
+    let mut group: Vec<&serde_json::Value> = vec![&rows[0]];
+    let mut twin_rows = 0;
+    for r in &rows[1..] {
         let cost = r["cost_per_job"].as_f64().unwrap();
+        let lead = group[0];
+        let lead_cost = lead["cost_per_job"].as_f64().unwrap();
+        let within = cost <= lead_cost * u * 1.000001;
+        let twin = group.iter().find(|g| twins(g, r));
         if r["place"] == r["rank"] {
-            lead = r;
+            match twin {
+                Some(t) if within => {
+                    // Behind a cheaper row of the same estimate, on its own place.
+                    assert!(t["cost_per_job"].as_f64().unwrap() < cost, "{r}");
+                    assert_eq!(r["tied"], false, "{r}");
+                    twin_rows += 1;
+                    group.push(r);
+                }
+                _ => group = vec![r],
+            }
         } else {
-            let lead_cost = lead["cost_per_job"].as_f64().unwrap();
-            assert_eq!(r["place"], lead["rank"]);
-            assert!(cost <= lead_cost * u * 1.000001, "{r}");
+            assert!(within, "{r}");
             assert_eq!(r["tied"], true);
+            match twin {
+                // The same estimate at the same cost shares that row's place.
+                Some(t) => {
+                    assert_eq!(t["cost_per_job"].as_f64(), Some(cost), "{r}");
+                    assert_eq!(r["place"], t["place"]);
+                }
+                None => assert_eq!(r["place"], lead["rank"]),
+            }
+            group.push(r);
         }
     }
+    assert!(twin_rows > 0, "the embedded catalog has the same GPU at several prices");
     let tied = rows
         .iter()
         .find(|r| r["tied"] == true)

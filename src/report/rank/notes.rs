@@ -106,10 +106,10 @@ fn egress_line(r: &RankReport, shown: usize) -> Option<String> {
 /// How close two costs must be to share a place, and why.
 fn ties_line(r: &RankReport) -> String {
     format!(
-        "Ties: costs within {:.0}% of each other share a place (\"2=\"): {}.",
+        "Ties: costs within {:.0}% of each other share a place (\"2=\"): {}; rows on the same GPU type at the same estimate share its error, so their prices alone order them.",
         (r.uncertainty - 1.0) * 100.0,
         if r.scenario.serving.is_some() {
-            "the serving model's miss on 80% of the published runs held out of its fit"
+            "the serving model's miss on 80% of the published runs, each estimated with its whole source held out of the fit"
         } else {
             "the model's largest miss on a published point"
         }
@@ -174,7 +174,7 @@ fn price_lines(r: &RankReport, shown: usize) -> Vec<String> {
     v.extend(r.region_note.iter().cloned());
     if let Some(most) = r.rows.iter().map(|x| x.nodes).max().filter(|n| *n > 1) {
         v.push(format!(
-            "Nodes: a row runs the job on as many identical instances as its GPUs column says (up to {most}), data-parallel over all their GPUs with the state sharded over them; the collectives run within a node over its link and between nodes over the network its provider publishes (src/data/networks.json; types without one rank on one node only), overlapped with the compute; its price per hour is all of them."
+            "Nodes: a row runs the job on as many identical instances as its GPUs column says (up to {most}), data-parallel over all their GPUs with the state sharded over them; the collectives run within a node over its link and between nodes over the network its provider publishes (src/data/networks.json; for training, types without one rank on one node only; a served model spanning nodes of such a type runs over an assumed 100 Gb/s Ethernet a node, said on its row), overlapped with the compute; its price per hour is all of them."
         ));
     }
     v.extend(egress_line(r, shown));

@@ -93,17 +93,7 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
     let f = Fields { obj, file, prefix };
     let layers = f.whole("num_hidden_layers")?;
     let hidden = f.whole("hidden_size")?;
-    let heads = f.whole("num_attention_heads")?;
-    let kv_heads = match f.opt("num_key_value_heads")? {
-        Some(_) => f.whole("num_key_value_heads")?,
-        None => heads,
-    };
-    if kv_heads > heads || heads % kv_heads != 0.0 {
-        return Err(f.err(
-            "num_key_value_heads",
-            &format!("a divisor of num_attention_heads ({heads}): each KV head serves a whole group of query heads"),
-        ));
-    }
+    let (heads, kv_heads) = heads(&f)?;
     let vocab = f.whole("vocab_size")?;
     hybrid(&f, layers)?;
     let tied = obj
@@ -156,6 +146,25 @@ pub fn parse(text: &str, file: &str) -> Result<Model> {
         mtp_layers: f.count("num_nextn_predict_layers")?.unwrap_or(0.0),
         unread_quantization,
     })
+}
+
+/// Query and KV heads: whole numbers, the KV heads dividing the query heads (each serves a
+/// whole group of them).
+fn heads(f: &Fields) -> Result<(f64, f64)> {
+    let heads = f.whole("num_attention_heads")?;
+    let kv_heads = match f.opt("num_key_value_heads")? {
+        Some(_) => f.whole("num_key_value_heads")?,
+        None => heads,
+    };
+    if kv_heads > heads || heads % kv_heads != 0.0 {
+        return Err(f.err(
+            "num_key_value_heads",
+            &format!(
+                "a divisor of num_attention_heads ({heads}): each KV head serves a whole group of query heads"
+            ),
+        ));
+    }
+    Ok((heads, kv_heads))
 }
 
 fn file_stem(file: &str) -> String {
@@ -373,6 +382,51 @@ fn sliding(f: &Fields, layers: f64) -> Result<Option<Sliding>> {
     }))
 }
 
+/// DeepSeek's FP8: 128x128 blocks with an FP32 scale each.
+const FP8: Shipped = Shipped {
+    precision: Precision::Fp8,
+    compute: Precision::Fp8,
+    expert_bytes: 1.0 + 4.0 / (128.0 * 128.0),
+    other_bytes: 1.0 + 4.0 / (128.0 * 128.0),
+    what: "FP8 weights in 128x128 blocks with an FP32 scale each",
+};
+
+/// 8-bit integer weights (GPTQ, bitsandbytes, compressed-tensors W8A16): a 16-bit scale per
+/// group of 128, multiplied on the 16-bit engines.
+const INT8: Shipped = Shipped {
+    precision: Precision::Fp8,
+    compute: Precision::Fp16,
+    expert_bytes: 1.0 + 2.0 / 128.0,
+    other_bytes: 1.0 + 2.0 / 128.0,
+    what: "8-bit integer weights with their scales, dequantised to 16-bit for the matmuls",
+};
+
+const INT4: Shipped = Shipped {
+    precision: Precision::Int4,
+    compute: Precision::Int4,
+    expert_bytes: 0.55,
+    other_bytes: 0.55,
+    what: "4-bit weights (GPTQ/AWQ/bitsandbytes) with their scales",
+};
+
+const NVFP4: Shipped = Shipped {
+    precision: Precision::Fp4,
+    compute: Precision::Fp4,
+    expert_bytes: 0.5625,
+    other_bytes: 0.5625,
+    what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
+};
+
+/// gpt-oss's MXFP4 is weight-only: TensorRT-LLM and vLLM multiply with FP8 or 16-bit
+/// activations (W4A8 on Blackwell, W4A16 on Hopper), not on the FP4 engines.
+const MXFP4: Shipped = Shipped {
+    precision: Precision::Fp4,
+    compute: Precision::Fp8,
+    expert_bytes: 4.25 / 8.0,
+    other_bytes: 2.0,
+    what: "MXFP4 routed experts (4.25 bits a parameter with their scales), the rest BF16",
+};
+
 /// The shipped format from `quantization_config`: FP8 (DeepSeek's 128x128 blocks), MXFP4
 /// (gpt-oss: routed experts at 4.25 bits, the rest BF16 as `modules_to_not_convert` says),
 /// NVFP4 (ModelOpt), GPTQ/AWQ 4-bit; none: 16-bit.
@@ -390,34 +444,6 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_lowercase();
-    let fp8 = Shipped {
-        precision: Precision::Fp8,
-        compute: Precision::Fp8,
-        expert_bytes: 1.0 + 4.0 / (128.0 * 128.0),
-        other_bytes: 1.0 + 4.0 / (128.0 * 128.0),
-        what: "FP8 weights in 128x128 blocks with an FP32 scale each",
-    };
-    let int8 = Shipped {
-        precision: Precision::Fp8,
-        compute: Precision::Fp16,
-        expert_bytes: 1.0 + 2.0 / 128.0,
-        other_bytes: 1.0 + 2.0 / 128.0,
-        what: "8-bit integer weights with their scales, dequantised to 16-bit for the matmuls",
-    };
-    let int4 = Shipped {
-        precision: Precision::Int4,
-        compute: Precision::Int4,
-        expert_bytes: 0.55,
-        other_bytes: 0.55,
-        what: "4-bit weights (GPTQ/AWQ/bitsandbytes) with their scales",
-    };
-    let nvfp4 = Shipped {
-        precision: Precision::Fp4,
-        compute: Precision::Fp4,
-        expert_bytes: 0.5625,
-        other_bytes: 0.5625,
-        what: "NVFP4 weights (4 bits and an FP8 scale per 16)",
-    };
     let field = |name: &str, expected: &str| {
         anyhow::anyhow!(
             "{file}: field `quantization_config.{name}`: expected {expected} (got {}); --precision states the weights' precision instead",
@@ -432,33 +458,25 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
         }
     };
     Ok(Some(match (method.as_str(), algo.as_str()) {
-        ("fp8", _) | (_, "fp8") => fp8,
-        // gpt-oss's MXFP4 is weight-only: TensorRT-LLM and vLLM multiply with FP8 or 16-bit
-        // activations (W4A8 on Blackwell, W4A16 on Hopper), not on the FP4 engines.
-        ("mxfp4", _) => Shipped {
-            precision: Precision::Fp4,
-            compute: Precision::Fp8,
-            expert_bytes: 4.25 / 8.0,
-            other_bytes: 2.0,
-            what: "MXFP4 routed experts (4.25 bits a parameter with their scales), the rest BF16",
-        },
-        (_, "nvfp4") | ("nvfp4", _) => nvfp4,
+        ("fp8", _) | (_, "fp8") => FP8,
+        ("mxfp4", _) => MXFP4,
+        (_, "nvfp4") | ("nvfp4", _) => NVFP4,
         ("gptq" | "awq", _) => match bits(4)? {
-            4 => int4,
-            8 => int8,
+            4 => INT4,
+            8 => INT8,
             _ => return Err(field("bits", "4 or 8")),
         },
         ("bitsandbytes", _) => {
             let on = |k: &str| q.get(k).and_then(Value::as_bool) == Some(true);
             if on("load_in_4bit") {
-                int4
+                INT4
             } else if on("load_in_8bit") {
-                int8
+                INT8
             } else {
                 return Err(field("load_in_4bit", "load_in_4bit or load_in_8bit true"));
             }
         }
-        ("compressed-tensors", _) => compressed_tensors(q, fp8, int8, int4, nvfp4)
+        ("compressed-tensors", _) => compressed_tensors(q)
             .ok_or_else(|| {
                 field(
                     "config_groups",
@@ -471,22 +489,16 @@ fn shipped(top: &Map<String, Value>, file: &str) -> Result<Option<Shipped>> {
 
 /// compressed-tensors (llm-compressor's checkpoints, the common FP8 and INT4 Llama ones):
 /// the first group's weights, `num_bits` and `type`.
-fn compressed_tensors(
-    q: &Value,
-    fp8: Shipped,
-    int8: Shipped,
-    int4: Shipped,
-    nvfp4: Shipped,
-) -> Option<Shipped> {
+fn compressed_tensors(q: &Value) -> Option<Shipped> {
     let groups = q.get("config_groups")?.as_object()?;
     let w = groups.values().find_map(|g| g.get("weights"))?;
     let bits = w.get("num_bits")?.as_u64()?;
     let kind = w.get("type")?.as_str()?;
     match (bits, kind) {
-        (8, "float") => Some(fp8),
-        (8, "int") => Some(int8),
-        (4, "int") => Some(int4),
-        (4, "float") => Some(nvfp4),
+        (8, "float") => Some(FP8),
+        (8, "int") => Some(INT8),
+        (4, "int") => Some(INT4),
+        (4, "float") => Some(NVFP4),
         _ => None,
     }
 }

@@ -62,6 +62,23 @@ impl Serve {
         }
     }
 
+    /// What each copy is asked to serve, in words.
+    fn target_words(&self) -> String {
+        match (self.concurrency, self.interactivity, self.ttft_s) {
+            (Some(c), _, _) => format!("{c} requests in flight per copy of the model"),
+            (None, None, None) => format!(
+                "as many requests in flight per copy as 90% of its memory holds, at most {}",
+                self.batch_limit()
+            ),
+            (None, i, t) => format!(
+                "the most requests in flight per copy that still get{}{}, at most {}",
+                i.map_or(String::new(), |i| format!(" {i} tokens/s each")),
+                t.map_or(String::new(), |t| format!(" a first token within {t} s")),
+                self.batch_limit()
+            ),
+        }
+    }
+
     /// The batch limit in words: the stated one, or vLLM's default.
     fn batch_limit(&self) -> String {
         match self.max_batch {
@@ -209,19 +226,7 @@ impl Serve {
             }
             super::Attention::Gqa => "GQA's KV cache, split over tensor-parallel ranks by KV head",
         };
-        let target = match (self.concurrency, self.interactivity, self.ttft_s) {
-            (Some(c), _, _) => format!("{c} requests in flight per copy of the model"),
-            (None, None, None) => format!(
-                "as many requests in flight per copy as 90% of its memory holds, at most {}",
-                self.batch_limit()
-            ),
-            (None, i, t) => format!(
-                "the most requests in flight per copy that still get{}{}, at most {}",
-                i.map_or(String::new(), |i| format!(" {i} tokens/s each")),
-                t.map_or(String::new(), |t| format!(" a first token within {t} s")),
-                self.batch_limit()
-            ),
-        };
+        let target = self.target_words();
         Ok(Scenario {
             id: format!("llm-serve-{}-{}", m.label(), p.name().to_lowercase()),
             description: format!(
@@ -248,11 +253,16 @@ impl Serve {
                     ),
                 },
                 assumption: format!(
-                    "{:.1} GB of weights ({:.3e} parameters, {:.3e} active); prefill and decode on the {} engines; {attention}{moe}; {target}; the layout (tensor, expert, data-parallel attention) that serves the most tokens per GPU",
+                    "{:.1} GB of weights ({:.3e} parameters, {:.3e} active); prefill and decode on the {} engines; {attention}{moe}; {target}; the layout (tensor, expert, data-parallel attention{}) that serves the most tokens per GPU",
                     s.weight_gb(),
                     m.params,
                     m.active(),
-                    compute.name()
+                    compute.name(),
+                    match (m.mtp_layers > 0.0, self.mtp) {
+                        (true, None) => ", speculative decoding with its MTP layer or not",
+                        (true, Some(true)) => ", with speculative decoding by its MTP layer",
+                        _ => "",
+                    }
                 ),
                 output: Some(crate::value::scenario::Output {
                     amount: requests * self.output_tokens,

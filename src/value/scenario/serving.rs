@@ -346,7 +346,7 @@ impl Serving {
     /// The model in one line, for the notes under a ranking.
     pub fn model_line(&self) -> String {
         format!(
-            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step and a layer + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
+            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step, a layer and a collective (fitted) + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy{}; the first token after the server's fixed latency, the wait for prefill in a closed loop of clients and the prompt's own prefill; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
             self.prompt_tokens,
             self.output_tokens,
             super::round2(self.dense_gb),
@@ -357,7 +357,13 @@ impl Serving {
                 e.layers,
                 super::round2(e.gb)
             )),
-            super::round2(self.kv_mb_per_token + self.window.map_or(0.0, |w| w.mb_per_token))
+            super::round2(self.kv_mb_per_token + self.window.map_or(0.0, |w| w.mb_per_token)),
+            self.mtp.map_or(String::new(), |m| format!(
+                " (with MTP, \"mtp\" in the layout: a step verifies 1 + {} draft token a request and emits {:.2}, {:.0}% acceptance as DeepSeek-V3's report publishes)",
+                m.drafts,
+                m.tokens_per_step(),
+                m.acceptance * 100.0
+            ))
         )
     }
 
