@@ -219,12 +219,15 @@ impl Sweep {
                     .iter()
                     .find(|p| &p.gpu == g)
                     .map_or(g.clone(), |p| p.gpu_name.clone());
-                let pts = self
+                // Drawn where each point is (its achieved interactivity), once.
+                let mut pts: Vec<(f64, f64)> = self
                     .points
                     .iter()
                     .filter(|p| &p.gpu == g)
-                    .map(|p| (p.interactivity, y(p)))
+                    .map(|p| (p.tok_s_per_user, y(p)))
                     .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                pts.dedup();
                 (name, pts)
             })
             .collect();

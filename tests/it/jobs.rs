@@ -14,7 +14,12 @@ fn json(args: &[&str]) -> Value {
     // A ranking where nothing ranks says why and exits 1; one with rows exits 0.
     let empty = v["rows"].as_array().is_some_and(|r| r.is_empty());
     let want = if empty { Some(1) } else { Some(0) };
-    assert_eq!(o.status.code(), want, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        want,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     v
 }
 

@@ -166,7 +166,10 @@ fn ties_within_the_model_uncertainty_share_a_place_in_every_format() {
             group.push(r);
         }
     }
-    assert!(twin_rows > 0, "the embedded catalog has the same GPU at several prices");
+    assert!(
+        twin_rows > 0,
+        "the embedded catalog has the same GPU at several prices"
+    );
     let tied = rows
         .iter()
         .find(|r| r["tied"] == true)

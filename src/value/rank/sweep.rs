@@ -10,7 +10,7 @@ pub const LEVELS: [f64; 10] = [
     5.0, 10.0, 20.0, 30.0, 50.0, 75.0, 100.0, 150.0, 200.0, 300.0,
 ];
 
-/// One GPU type's best instance at one interactivity.
+/// One GPU type's best point at one interactivity: the cheapest that reaches it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepPoint {
     pub gpu: String,
@@ -43,6 +43,39 @@ pub struct Sweep {
     /// any reaches.
     pub gpus: Vec<String>,
     pub points: Vec<SweepPoint>,
+}
+
+/// Each GPU type's frontier: at each level, the cheapest of its points (from any level's
+/// ranking) whose achieved interactivity reaches the level. A point that serves 60 tokens/s
+/// per user serves 50 too, so the cost never falls as the level rises and a layout switch
+/// between two levels cannot make a cliff the cheaper layout would not.
+fn frontier(points: Vec<SweepPoint>) -> Vec<SweepPoint> {
+    let mut out: Vec<SweepPoint> = Vec::new();
+    let mut gpus: Vec<&str> = points.iter().map(|p| p.gpu.as_str()).collect();
+    gpus.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    for g in gpus {
+        if !seen.insert(g) {
+            continue;
+        }
+        let mine: Vec<&SweepPoint> = points.iter().filter(|p| p.gpu == g).collect();
+        for level in LEVELS {
+            let best = mine
+                .iter()
+                .filter(|p| p.tok_s_per_user >= level * (1.0 - 1e-9))
+                .min_by(|a, b| {
+                    a.cost_per_million_tokens
+                        .total_cmp(&b.cost_per_million_tokens)
+                });
+            if let Some(p) = best {
+                out.push(SweepPoint {
+                    interactivity: level,
+                    ..(*p).clone()
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The sweep of `scenario` (a served model) over [`LEVELS`].
@@ -105,6 +138,7 @@ pub fn sweep(
             });
         }
     }
+    let points = frontier(points);
     // GPU types by their cheapest point, the cheapest first.
     let mut gpus: Vec<(String, f64)> = Vec::new();
     for p in &points {
@@ -123,4 +157,55 @@ pub fn sweep(
         gpus: gpus.into_iter().map(|g| g.0).collect(),
         points,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::catalog::Catalog;
+    use crate::value::jobs::{Serve, preset};
+
+    #[test]
+    fn each_gpu_types_curve_is_its_frontier_monotone_and_reached() {
+        let scenario = Serve {
+            model: preset("deepseek-r1").unwrap(),
+            precision: None,
+            requests: 1e6,
+            prompt_tokens: 1024.0,
+            output_tokens: 1024.0,
+            concurrency: None,
+            interactivity: None,
+            ttft_s: None,
+            parallel: None,
+            rate: None,
+            max_batch: None,
+            mtp: None,
+        }
+        .scenario()
+        .unwrap();
+        let c = Catalog::embedded();
+        let s = sweep(&c.checked(), &scenario, &[], &RankOptions::default()).unwrap();
+        assert!(s.gpus.len() >= 2, "{:?}", s.gpus);
+        for g in &s.gpus {
+            let mine: Vec<&SweepPoint> = s.points.iter().filter(|p| &p.gpu == g).collect();
+            for w in mine.windows(2) {
+                assert!(
+                    w[0].interactivity < w[1].interactivity,
+                    "{g}: levels in order"
+                );
+                // A higher level can only cost more: its points serve every lower level.
+                assert!(
+                    w[1].cost_per_million_tokens >= w[0].cost_per_million_tokens,
+                    "{g}: {} at {} under {} at {}",
+                    w[1].cost_per_million_tokens,
+                    w[1].interactivity,
+                    w[0].cost_per_million_tokens,
+                    w[0].interactivity
+                );
+            }
+            for p in &mine {
+                assert!(p.tok_s_per_user >= p.interactivity * (1.0 - 1e-9), "{p:?}");
+            }
+        }
+    }
 }

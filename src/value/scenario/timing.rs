@@ -177,8 +177,7 @@ impl Decode {
 
 /// The network assumed between nodes of a type that publishes none (serving across nodes):
 /// one 100 Gb/s Ethernet port a node, the common floor of rented multi-GPU hosts.
-pub const ASSUMED_NETWORK: &str =
-    "an assumed 100 Gb/s Ethernet a node (the provider publishes no network: src/data/networks.json)";
+pub const ASSUMED_NETWORK: &str = "an assumed 100 Gb/s Ethernet a node (the provider publishes no network: src/data/networks.json)";
 /// [`ASSUMED_NETWORK`]'s GB/s a node.
 pub const ASSUMED_NETWORK_GBS: f64 = 12.5;
 
