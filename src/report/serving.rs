@@ -53,11 +53,17 @@ pub fn notes(r: &RankReport) -> Vec<String> {
         return Vec::new();
     };
     let mut v = vec![format!(
-        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention, mtp: speculative decoding with the model's multi-token-prediction layer) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); rows are estimates unless their layout says measured.",
+        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention, mtp: speculative decoding with the model's multi-token-prediction layer) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); KV cache in {}; rows are estimates unless their layout says measured, and assume {}.",
         crate::value::rank::target_words(s),
         r.currency,
         s.prompt_tokens,
-        s.output_tokens
+        s.output_tokens,
+        if s.kv_bytes <= 1.0 {
+            "FP8 (1 byte an element)"
+        } else {
+            "16 bits (2 bytes an element)"
+        },
+        crate::value::scenario::serving::ENGINES
     )];
     if let Some(a) = r
         .rows

@@ -245,6 +245,22 @@ mod tests {
     use crate::value::serving_calibration::{PointsFile, prepare_all};
 
     #[test]
+    fn the_engines_named_under_a_ranking_are_those_of_the_points() {
+        let file = PointsFile::embedded();
+        let recent = file
+            .points
+            .iter()
+            .filter(|p| p.date.as_str() >= "2025-09")
+            .count() as f64
+            / file.points.len() as f64;
+        let stated = format!("{:.0}% of them from September 2025", recent * 100.0);
+        assert!(
+            crate::value::scenario::serving::ENGINES.contains(&stated),
+            "{stated}"
+        );
+    }
+
+    #[test]
     fn the_stored_tie_band_is_the_leave_one_source_out_miss() {
         let file = PointsFile::embedded();
         let prepared = prepare_all(&file, &Catalog::embedded()).unwrap();
@@ -285,5 +301,51 @@ mod tests {
             source_group("AMD ROCm docs, vLLM table (2025)"),
             "AMD ROCm docs"
         );
+    }
+}
+
+#[cfg(test)]
+mod per_user {
+    use crate::market::catalog::Catalog;
+    use crate::value::calibration::TOLERANCE;
+    use crate::value::scenario::serving::FitFile;
+    use crate::value::serving_calibration::{PointsFile, prepare_all};
+
+    /// Per-user speed at low concurrency (1 to 4 requests in flight), where fixed costs
+    /// rule: the estimate's tokens/s per user against the published one, per vendor.
+    #[test]
+    fn per_user_speed_at_a_few_requests_lands_within_1_5x_on_nvidia_and_amd() {
+        let file = PointsFile::embedded();
+        let prepared = prepare_all(&file, &Catalog::embedded()).unwrap();
+        let fits = FitFile::embedded();
+        // Measured 2026-12-07: NVIDIA 95% of 239 (median 0.89), AMD 70% of 160 (median 1.24:
+        // the AMD fit runs a few requests too fast; docs/ranking-model.md says so).
+        for (vendor, floor) in [("NVIDIA", 0.9), ("AMD", 0.65)] {
+            let fit = fits.fits.iter().find(|f| f.vendor == vendor).unwrap().fit;
+            let ratios: Vec<f64> = prepared
+                .iter()
+                .filter(|p| p.vendor == vendor)
+                .filter(|p| p.point.concurrency.is_some_and(|c| c <= 4.0))
+                .filter_map(|p| {
+                    let published = p.point.tok_s_per_user?;
+                    let pt = p.estimate(fit).ok()?;
+                    Some(pt.tok_s_per_user / published)
+                })
+                .collect();
+            assert!(ratios.len() >= 20, "{vendor}: {} points", ratios.len());
+            let within = ratios
+                .iter()
+                .filter(|r| (1.0 / TOLERANCE..=TOLERANCE).contains(*r))
+                .count() as f64
+                / ratios.len() as f64;
+            let mut sorted = ratios.clone();
+            sorted.sort_by(f64::total_cmp);
+            eprintln!(
+                "{vendor}: {within:.2} of {} within 1.5x, median {:.2}",
+                ratios.len(),
+                sorted[sorted.len() / 2]
+            );
+            assert!(within >= floor, "{vendor}: {within} of {}", ratios.len());
+        }
     }
 }

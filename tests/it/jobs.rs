@@ -1105,3 +1105,44 @@ fn the_sweep_gives_each_gpu_types_curve_and_the_api_price_its_break_even() {
     let o = gpuvalue(&["rank", "--job", "llm-finetune", "--interactivity", "20"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A serving result claiming more than its GPUs can compute is refused, naming the file and
+/// the field, instead of ranking first as measured at a price near zero.
+#[test]
+fn a_serving_result_past_what_its_gpu_can_compute_is_refused() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/serving/vllm_dsr1_fp8_h200_tp8_conc64.json"
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    v["output_throughput"] = serde_json::json!(1e12);
+    v["total_token_throughput"] = serde_json::json!(2e12);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claims.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    let o = gpuvalue(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "deepseek-r1",
+        "--prompt-tokens",
+        "1024",
+        "--output-tokens",
+        "1024",
+        "--concurrency",
+        "64",
+        "--results",
+        file.to_str().unwrap(),
+        "--results-on",
+        "8xh200-sxm",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("claims.json")
+            && err.contains("`output_throughput`")
+            && err.contains("past what"),
+        "{err}"
+    );
+}

@@ -197,6 +197,7 @@ impl Serve {
             engines: compute.engines(),
             memory_use: 0.9,
             max_batch: self.max_batch.unwrap_or(MAX_BATCH),
+            kv_bytes: p.kv_bytes(),
             mtp: (m.mtp_layers > 0.0).then_some(crate::value::scenario::serving::Mtp::PUBLISHED),
             target: Target {
                 concurrency: self.concurrency,

@@ -55,6 +55,9 @@ pub struct Serving {
     pub max_batch: f64,
     #[serde(default)]
     pub target: Target,
+    /// Bytes an element of the KV cache (1: FP8, 2: 16-bit).
+    #[serde(default = "two")]
+    pub kv_bytes: f64,
     /// The model's multi-token-prediction drafter, where it ships one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtp: Option<Mtp>,
@@ -230,6 +233,13 @@ pub struct Fit {
     #[serde(default = "default_prefill")]
     pub prefill: f64,
 }
+
+fn two() -> f64 {
+    2.0
+}
+
+/// The engines the estimates assume: those of the published runs the fits were made on.
+pub const ENGINES: &str = "the engines of the published runs fitted on (89% of them from September 2025 to June 2026: SGLang 0.5, TensorRT-LLM 1.x, ATOM, vLLM; runs on early-2025 stacks were 2-4x slower)";
 
 fn default_collective_s() -> f64 {
     8e-6
