@@ -10,8 +10,15 @@ fn main() {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| "unknown".to_string());
+    // --no-optional-locks: `git status` would otherwise refresh .git/index, which this
+    // script watches, so a fresh clone's `cargo build` then `cargo run` compiled twice.
     let dirty = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
+        .args([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
         .output()
         .ok()
         .map(|o| !o.stdout.is_empty())

@@ -1142,7 +1142,7 @@ fn a_serving_result_past_what_its_gpu_can_compute_is_refused() {
     assert!(
         err.contains("claims.json")
             && err.contains("`output_throughput`")
-            && err.contains("past what"),
+            && err.contains("is past"),
         "{err}"
     );
 }
