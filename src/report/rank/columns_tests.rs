@@ -2,22 +2,14 @@
 //! order, with which header and cell text; and the syntax each format adds.
 
 use super::*;
-use crate::market::catalog::{Catalog, Tier};
-use crate::value::rank::{RankOptions, Steady, rank};
-use crate::value::scenario::{Job, ScenarioFile};
+use crate::market::catalog::Tier;
+use crate::value::rank::Steady;
+use crate::value::scenario::Job;
 
 /// The embedded training ranking, its rows replaced by two hand-made ones: `p x (r1)`,
 /// 8 x H100 SXM at 2.5 an hour for 3 hours, and `q y (r2)`, 1 x L4 at 0.5 for 12 hours.
 fn report() -> RankReport {
-    let c = Catalog::embedded();
-    let s = ScenarioFile::embedded();
-    let mut r = rank(
-        &c.checked(),
-        s.get("training").unwrap(),
-        &[],
-        &RankOptions::default(),
-    )
-    .unwrap();
+    let mut r = crate::value::rank::training_report();
     let base = r.rows[0].clone();
     let row =
         |rank: usize, who: (&str, &str, &str), gpus: (u32, &str), price: f64, h: f64| RankRow {

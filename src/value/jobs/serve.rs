@@ -38,6 +38,25 @@ pub struct Serve {
 }
 
 impl Serve {
+    /// A million requests of 1,024 prompt and 1,024 output tokens, nothing else asked.
+    #[cfg(test)]
+    pub(crate) fn for_test(model: Model, precision: Option<Precision>) -> Serve {
+        Serve {
+            model,
+            precision,
+            requests: 1e6,
+            prompt_tokens: 1024.0,
+            output_tokens: 1024.0,
+            concurrency: None,
+            interactivity: None,
+            ttft_s: None,
+            parallel: None,
+            rate: None,
+            max_batch: None,
+            mtp: None,
+        }
+    }
+
     /// The precision served in, bytes per routed-expert and per other parameter, what they
     /// are, and the precision whose engines run the matmuls.
     fn weights(&self) -> (Precision, f64, f64, String, Precision) {

@@ -43,18 +43,8 @@ fn lora_needs_fewer_flop_and_far_less_memory_than_full() {
 
 fn serve(model: &str, precision: Option<Precision>) -> Serve {
     Serve {
-        model: preset(model).unwrap(),
-        precision,
         requests: 1e5,
-        prompt_tokens: 1024.0,
-        output_tokens: 1024.0,
-        concurrency: None,
-        interactivity: None,
-        ttft_s: None,
-        parallel: None,
-        rate: None,
-        max_batch: None,
-        mtp: None,
+        ..Serve::for_test(preset(model).unwrap(), precision)
     }
 }
 

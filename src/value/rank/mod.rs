@@ -668,24 +668,27 @@ fn not_a_catalog_gpu(gpu: &str) -> String {
     format!("unknown GPU id {gpu:?}")
 }
 
+/// The embedded catalog's training ranking: a real report whose rows tests replace.
+#[cfg(test)]
+pub(crate) fn training_report() -> RankReport {
+    let c = crate::market::catalog::Catalog::embedded();
+    let s = crate::value::scenario::ScenarioFile::embedded();
+    rank(
+        &c.checked(),
+        s.get("training").unwrap(),
+        &[],
+        &RankOptions::default(),
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tie_tests {
     use super::*;
-    use crate::market::catalog::Catalog;
-    use crate::value::scenario::ScenarioFile;
 
     /// Rows of (GPU, hours per job, price an hour), ordered and placed with a 1.4x band.
     fn placed(rows: &[(&str, f64, f64)]) -> Vec<(usize, bool)> {
-        let c = Catalog::embedded();
-        let s = ScenarioFile::embedded();
-        let r = rank(
-            &c.checked(),
-            s.get("training").unwrap(),
-            &[],
-            &RankOptions::default(),
-        )
-        .unwrap();
-        let base = r.rows[0].clone();
+        let base = training_report().rows[0].clone();
         let mut v: Vec<RankRow> = rows
             .iter()
             .map(|&(gpu, h, price)| RankRow {

@@ -167,22 +167,9 @@ mod tests {
 
     #[test]
     fn each_gpu_types_curve_is_its_frontier_monotone_and_reached() {
-        let scenario = Serve {
-            model: preset("deepseek-r1").unwrap(),
-            precision: None,
-            requests: 1e6,
-            prompt_tokens: 1024.0,
-            output_tokens: 1024.0,
-            concurrency: None,
-            interactivity: None,
-            ttft_s: None,
-            parallel: None,
-            rate: None,
-            max_batch: None,
-            mtp: None,
-        }
-        .scenario()
-        .unwrap();
+        let scenario = Serve::for_test(preset("deepseek-r1").unwrap(), None)
+            .scenario()
+            .unwrap();
         let c = Catalog::embedded();
         let s = sweep(&c.checked(), &scenario, &[], &RankOptions::default()).unwrap();
         assert!(s.gpus.len() >= 2, "{:?}", s.gpus);
