@@ -6,8 +6,10 @@ names its file and commit there) and the older points of src/data/calibration.js
 Which rows are kept, and why the rest are not (counted in the output's `left_out`):
 - InferenceX (SemiAnalysis): single-node aggregated runs (sglang, tensorrt-llm, atom) of
   DeepSeek-R1; its total (input+output) tokens per second per GPU, with or without
-  multi-token prediction (speculative decoding with the MTP layer: marked `mtp`). Left out:
-  disaggregated multi-node runs (prefill and decode on separate GPUs).
+  multi-token prediction (speculative decoding with the MTP layer: marked `mtp`); and the
+  disaggregated multi-node runs whose notes give the prefill/decode split (`disaggregated`:
+  each pool's workers and a worker's layout), all held out: estimated, never fitted on. Left
+  out: disaggregated runs whose split is not published.
 - TensorRT-LLM perf-overview: output tokens per second, per GPU (newest tables) or per TP/PP
   group (older ones, divided by the group's GPUs here); requests all at once, so the batch is
   what memory holds up to TensorRT-LLM's max_batch_size (2048).
@@ -24,6 +26,7 @@ Usage: python3 scripts/serving-points.py > src/data/serving_points.json
 
 import csv
 import hashlib
+import re
 import json
 import os
 import sys
@@ -49,6 +52,29 @@ GPUS = {"h100-sxm", "h200-sxm", "b200", "b300", "gb200", "gb300", "mi300x", "mi3
 
 def held_out(pid):
     return hashlib.sha1(pid.encode()).digest()[0] % 4 == 0
+
+
+SPLIT = re.compile(r"prefill (\d+)x\(tp(\d+),ep(\d+),dpa=(true|false)\)=(\d+) GPUs; "
+                   r"decode (\d+)x\(tp(\d+),ep(\d+),dpa=(true|false)\)=(\d+) GPUs")
+
+
+def pool(workers, tp, ep, dpa, gpus):
+    """One pool of a disaggregated deployment: its workers and each worker's layout (the
+    worker's GPUs as its tensor-parallel width; experts over all of them where spread)."""
+    g = int(gpus) // int(workers)
+    s = f"tp={g}"
+    if int(ep) > 1:
+        s += f",ep={g}"
+    if dpa == "true":
+        s += ",dp-attention"
+    return {"workers": int(workers), "layout": s}
+
+
+def split(notes):
+    m = SPLIT.search(notes)
+    if not m:
+        return None
+    return {"prefill": pool(*m.group(1, 2, 3, 4, 5)), "decode": pool(*m.group(6, 7, 8, 9, 10))}
 
 
 def parallel(r):
@@ -85,6 +111,9 @@ def point(r, pid, metric, published, **extra):
         "split": "held-out" if held_out(pid) else "fit",
     }
     p.update({k: v for k, v in extra.items() if v is not None})
+    if p.get("disaggregated"):
+        # Disaggregated runs are estimated, never fitted on: held out, all of them.
+        p["split"] = "held-out"
     return p
 
 
@@ -94,15 +123,25 @@ def inferencex(left):
         if r["metric"] != "total_tok_s_per_gpu":
             continue
         mtp = "spec_decode=mtp" in r["notes"]
+        disagg = None
         if r["nodes"] != "1" or "disagg" in r["framework"] or r["framework"].startswith("dynamo"):
-            left["inferencex: disaggregated prefill/decode over several nodes (not modelled)"] += 1
+            disagg = split(r["notes"])
+            if disagg is None:
+                left["inferencex: disaggregated, its prefill/decode split not published"] += 1
+                continue
+        if r["gpu"] not in GPUS:
+            left["inferencex: GPU the catalog lacks"] += 1
             continue
-        if not r["tp"]:
+        if not r["tp"] and disagg is None:
             left["inferencex: no layout stated"] += 1
             continue
+        if disagg:
+            # The deployment's GPUs are its two pools' (the row's gpus column already).
+            r = dict(r, nodes="1")
         out.append(point(
             r, "ix-" + r["source_id"].removeprefix("ixapp-"), "total_tok_s_per_gpu",
-            float(r["value"]), concurrency=num(r["concurrency"]), parallel=parallel(r),
+            float(r["value"]), concurrency=num(r["concurrency"]),
+            parallel=None if disagg else parallel(r), disaggregated=disagg,
             tok_s_per_user=float(r["tok_s_per_user"]) if r["tok_s_per_user"] else None,
             ttft_s=float(r["ttft_s"]) if r["ttft_s"] else None,
             conditions=r["notes"].split(";")[0][:90],

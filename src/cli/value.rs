@@ -255,6 +255,7 @@ pub(super) fn serving_calibration_cmd(a: &args::CalibrationArgs) -> Result<ExitC
         points: a.points.then_some(checked),
         left_out: file.left_out.clone(),
         fits: fits.fits.clone(),
+        disaggregated: crate::value::serving_validation::disaggregated(&prepared, &fits),
         cross_validation: crate::value::serving_validation::Grouping::ALL
             .iter()
             .map(|g| crate::value::serving_validation::cross_validate(&prepared, &fits, *g))

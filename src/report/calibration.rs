@@ -207,6 +207,9 @@ pub struct Serving {
     pub left_out: std::collections::BTreeMap<String, u64>,
     /// Each source, model and GPU type held out whole and refitted without.
     pub cross_validation: Vec<crate::value::serving_validation::CrossValidation>,
+    /// The disaggregated runs, estimated and never fitted on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disaggregated: Option<crate::value::serving_validation::Score>,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -245,6 +248,9 @@ impl Serving {
             for g in &cv.groups {
                 v.push(row(format!("  {}", g.group), g));
             }
+        }
+        if let Some(d) = &self.disaggregated {
+            v.push(row(d.group.clone(), d));
         }
         v
     }

@@ -183,12 +183,39 @@ pub fn cross_validate(
     }
 }
 
+/// The disaggregated runs (prefill and decode on separate pools), which the fits never
+/// use, estimated with `fits`: how the disaggregated model does out of sample. None
+/// without such runs.
+pub fn disaggregated(prepared: &[Prepared], fits: &FitFile) -> Option<Score> {
+    let held: Vec<Held> = prepared
+        .iter()
+        .filter(|p| !p.fitted_on())
+        .map(|p| {
+            let fit = fits
+                .fits
+                .iter()
+                .find(|v| v.vendor.eq_ignore_ascii_case(&p.vendor))
+                .unwrap_or(&fits.fits[0])
+                .fit;
+            let (ratio, ttft_ratio) = held(p, fit);
+            Held {
+                ratio,
+                ttft_ratio,
+                ttft_published: p.point.ttft_s.is_some_and(|t| t > 0.0),
+            }
+        })
+        .collect();
+    (!held.is_empty()).then(|| score("disaggregated runs (never fitted)".into(), &held))
+}
+
 /// Each group of `grouping` and its points' estimates with the group held out.
 fn held_out_groups(
     prepared: &[Prepared],
     start: &FitFile,
     grouping: Grouping,
 ) -> (Vec<String>, Vec<Vec<Held>>) {
+    // Disaggregated runs are scored apart ([`disaggregated`]): the model is not fitted on them.
+    let prepared: Vec<&Prepared> = prepared.iter().filter(|p| p.fitted_on()).collect();
     let keys: Vec<String> = prepared.iter().map(|p| grouping.of(p.point)).collect();
     let mut groups: Vec<String> = keys.clone();
     groups.sort();
@@ -202,7 +229,7 @@ fn held_out_groups(
                     .iter()
                     .zip(&keys)
                     .filter(|(p, k)| *k != g && p.vendor.eq_ignore_ascii_case(&v.vendor))
-                    .map(|(p, _)| p)
+                    .map(|(p, _)| *p)
                     .collect();
                 (v.vendor.clone(), fit_points(&train, v.fit))
             })
@@ -247,12 +274,16 @@ mod tests {
     #[test]
     fn the_engines_named_under_a_ranking_are_those_of_the_points() {
         let file = PointsFile::embedded();
-        let recent = file
+        let fitted: Vec<&ServingPoint> = file
             .points
+            .iter()
+            .filter(|p| p.disaggregated.is_none())
+            .collect();
+        let recent = fitted
             .iter()
             .filter(|p| p.date.as_str() >= "2025-09")
             .count() as f64
-            / file.points.len() as f64;
+            / fitted.len() as f64;
         let stated = format!("{:.0}% of them from September 2025", recent * 100.0);
         assert!(
             crate::value::scenario::serving::ENGINES.contains(&stated),
@@ -274,7 +305,12 @@ mod tests {
         // Whole sources held out: most runs still land within 1.5x (README quotes it).
         let cv = cross_validate(&prepared, &fits, Grouping::Source);
         assert!(cv.all.within >= 0.75, "{:?}", cv.all);
-        assert_eq!(cv.all.points, file.points.len());
+        let aggregated = file
+            .points
+            .iter()
+            .filter(|p| p.disaggregated.is_none())
+            .count();
+        assert_eq!(cv.all.points, aggregated);
     }
 
     #[test]

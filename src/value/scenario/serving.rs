@@ -295,6 +295,27 @@ impl FitFile {
     }
 }
 
+/// Disaggregated serving: prefill on one pool of workers, decode on another (Dynamo, SGLang
+/// PD, llm-d), each prompt's KV cache sent from the first to the second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pools {
+    pub prefill: Pool,
+    pub decode: Pool,
+}
+
+/// One pool: `workers` copies of the model, each in `layout`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pool {
+    pub workers: u32,
+    pub layout: Parallel,
+}
+
+impl Pools {
+    pub fn gpus(&self) -> u32 {
+        self.prefill.workers * self.prefill.layout.tp + self.decode.workers * self.decode.layout.tp
+    }
+}
+
 /// Prompts' worth of prefill a new request waits for in a closed loop of clients, as
 /// vLLM's `bench serve --max-concurrency` and InferenceX run it, when prefill keeps the
 /// copy `busy` (0..1) of its time: a finished request is replaced at once, so arrivals
@@ -541,6 +562,83 @@ impl Serving {
             max_concurrency: self.max_concurrency(p, m.mem_gb),
         };
         (pt, decode)
+    }
+
+    /// A disaggregated deployment with `c` requests in flight over its decode workers: the
+    /// decode pool steps without prefill (its requests arrive with their KV cache), the
+    /// prefill pool runs prompts in batches at the matrix rate's fitted share; the requests
+    /// a second are the fewer of what decode completes and what prefill supplies, and every
+    /// GPU of both pools counts. A request's first token: the server's latency, its prompt
+    /// alone on a prefill worker (queueing as that pool is busy), and its KV cache sent over
+    /// the network between nodes.
+    pub fn disaggregated_point(&self, pools: &Pools, m: &Machine, c: f64) -> Result<Point, String> {
+        let (p, d) = (pools.prefill, pools.decode);
+        // Wide expert parallelism places redundant experts (SGLang's and TensorRT-LLM's
+        // load balancers), so a pool's experts need not divide evenly over its GPUs.
+        for l in [&p.layout, &d.layout] {
+            let even = Parallel { ep: 1, ..*l };
+            if let Some(why) = self.why_not(&even) {
+                return Err(why);
+            }
+        }
+        let per_worker = (c / f64::from(d.workers.max(1))).max(1.0);
+        if per_worker > self.max_concurrency(&d.layout, m.mem_gb) {
+            return Err(format!(
+                "{per_worker:.0} requests a decode worker need more KV cache than {} holds",
+                d.layout.label()
+            ));
+        }
+        let f = m.fit;
+        let (isl, osl) = (self.prompt_tokens, self.output_tokens);
+        // Decode: one token a request a step (1 + drafts verified with MTP), no prefill.
+        let (emitted, tokens) = match self.mtp.filter(|_| d.layout.mtp) {
+            Some(x) => (x.tokens_per_step(), 1.0 + x.drafts),
+            None => (1.0, 1.0),
+        };
+        let (dpt, decode_s) = self.plain_point(&d.layout, m, per_worker, tokens, 0.0);
+        let draft_s = (tokens - 1.0) * decode_s / self.layers.max(1.0);
+        let step = decode_s + draft_s;
+        let per_user = emitted / step;
+        let decode_rps = c * per_user / osl;
+        // Prefill: a prompt's FLOP on the pool's matrix engines at the fitted share.
+        let prompt_flop = isl * (2.0 * self.active_params + self.attention_flop * isl / 2.0);
+        let gp = f64::from(p.layout.tp);
+        let prefill_rps =
+            f64::from(p.workers) * gp * m.flops * f.compute * 1e9 / prompt_flop.max(1.0);
+        let rps = decode_rps.min(prefill_rps);
+        let gpus = f64::from(pools.gpus());
+        let per_gpu = rps * osl / gpus;
+        // The first token: alone on a prefill worker, then the KV cache over the network.
+        let alone = prompt_flop / (gp * m.flops * f.prefill * 1e9);
+        let busy = (rps / prefill_rps).min(0.95);
+        // Within a node or an NVLink rack over the link, else over the network.
+        let link = if pools.gpus() <= m.node_gpus {
+            m.bus_gbps
+        } else {
+            m.net_gbps
+        };
+        let link = link.unwrap_or(crate::value::scenario::timing::ASSUMED_NETWORK_GBS / 8.0);
+        let kv_s = self.kv_gb(isl) / (link * gp);
+        let ttft = f.request_s
+            + alone
+            + f.step_s
+            + self.layers * f.layer_s
+            + queue_wait(busy) * alone
+            + kv_s
+            + step / 2.0;
+        Ok(Point {
+            parallel: d.layout,
+            gpus: pools.gpus(),
+            concurrency: c,
+            step_s: step,
+            tok_s_per_user: per_user.min(rps * osl / c.max(1.0)),
+            ttft_s: ttft,
+            tok_s_per_gpu: per_gpu,
+            total_tok_s_per_gpu: per_gpu * (isl + osl) / osl,
+            memory_bound: dpt.memory_bound,
+            comm_s: dpt.comm_s,
+            max_concurrency: dpt.max_concurrency * f64::from(d.workers),
+        })
     }
 
     /// A step's collectives for `tokens` tokens: tensor parallel all-reduces the hidden
