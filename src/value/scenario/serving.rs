@@ -238,6 +238,12 @@ fn two() -> f64 {
     2.0
 }
 
+/// The network assumed between nodes of a type that publishes none (serving across nodes):
+/// one 100 Gb/s Ethernet port a node, the common floor of rented multi-GPU hosts.
+pub const ASSUMED_NETWORK: &str = "an assumed 100 Gb/s Ethernet a node (the provider publishes no network: src/data/networks.json)";
+/// [`ASSUMED_NETWORK`]'s GB/s a node.
+pub const ASSUMED_NETWORK_GBS: f64 = 12.5;
+
 /// The engines the estimates assume: those of the published runs the fits were made on.
 pub const ENGINES: &str = "the engines of the published runs fitted on (89% of them from September 2025 to June 2026: SGLang 0.5, TensorRT-LLM 1.x, ATOM, vLLM; runs on early-2025 stacks were 2-4x slower)";
 
@@ -617,7 +623,7 @@ impl Serving {
         } else {
             m.net_gbps
         };
-        let link = link.unwrap_or(crate::value::scenario::timing::ASSUMED_NETWORK_GBS / 8.0);
+        let link = link.unwrap_or(ASSUMED_NETWORK_GBS / 8.0);
         let kv_s = self.kv_gb(isl) / (link * gp);
         let ttft = f.request_s
             + alone

@@ -175,12 +175,6 @@ impl Decode {
     }
 }
 
-/// The network assumed between nodes of a type that publishes none (serving across nodes):
-/// one 100 Gb/s Ethernet port a node, the common floor of rented multi-GPU hosts.
-pub const ASSUMED_NETWORK: &str = "an assumed 100 Gb/s Ethernet a node (the provider publishes no network: src/data/networks.json)";
-/// [`ASSUMED_NETWORK`]'s GB/s a node.
-pub const ASSUMED_NETWORK_GBS: f64 = 12.5;
-
 /// Where a job runs: `nodes` instances of `adapters` GPUs of `mem_gb` each, linked within
 /// an instance by `link` and between instances by `net` (each its name and GB/s: the
 /// link's all-reduce bus bandwidth, the network's per node), the GPU's spec where known.
@@ -400,7 +394,8 @@ impl Scenario {
         let total = adapters * nodes;
         // A provider that publishes no network between its nodes gets a stated, modest one,
         // never a free one: publishing a network must not make a provider look worse.
-        let net = net.or((nodes > 1).then_some((ASSUMED_NETWORK, ASSUMED_NETWORK_GBS)));
+        let net =
+            net.or((nodes > 1).then_some((serving::ASSUMED_NETWORK, serving::ASSUMED_NETWORK_GBS)));
         let rack = gpu.is_some_and(|g| matches!(g.id.as_str(), "gb200" | "gb300")) && total <= 72;
         let m = serving::Machine {
             mem_gb,
