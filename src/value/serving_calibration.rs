@@ -266,6 +266,14 @@ impl Prepared<'_> {
         Ok(self.figure(&self.estimate(fit)?))
     }
 
+    /// Estimated over published time to first token, where the run publishes one.
+    pub fn ttft_ratio(&self, pt: &crate::value::scenario::serving::Point) -> Option<f64> {
+        self.point
+            .ttft_s
+            .filter(|t| *t > 0.0)
+            .map(|t| pt.ttft_s / t)
+    }
+
     /// A point's figure in the published run's metric.
     pub fn figure(&self, pt: &crate::value::scenario::serving::Point) -> f64 {
         match self.point.metric {
@@ -290,13 +298,9 @@ pub fn check(prepared: &[Prepared], fits: &FitFile) -> Vec<Checked> {
     prepared
         .iter()
         .map(|p| {
-            let fit = fit_for(fits, &p.vendor);
+            let fit = fits.for_vendor(&p.vendor);
             let (implied, ttft_ratio, why) = match p.estimate(fit) {
-                Ok(pt) => (
-                    Some(p.figure(&pt)),
-                    p.point.ttft_s.filter(|t| *t > 0.0).map(|t| pt.ttft_s / t),
-                    None,
-                ),
+                Ok(pt) => (Some(p.figure(&pt)), p.ttft_ratio(&pt), None),
                 Err(e) => (None, None, Some(e)),
             };
             Checked {
@@ -313,14 +317,6 @@ pub fn check(prepared: &[Prepared], fits: &FitFile) -> Vec<Checked> {
             }
         })
         .collect()
-}
-
-fn fit_for(fits: &FitFile, vendor: &str) -> Fit {
-    fits.fits
-        .iter()
-        .find(|f| f.vendor.eq_ignore_ascii_case(vendor))
-        .unwrap_or(&fits.fits[0])
-        .fit
 }
 
 /// The loss of `fit` on `points`: mean squared log ratio, a point the model cannot run
@@ -385,8 +381,8 @@ struct Param {
     hi: f64,
 }
 
-/// Efficiencies 0.05..1, fixed costs 1 us..20 ms a step, 0.1..500 us a layer, 1..200 us a
-/// collective.
+/// Efficiencies 0.05..1, fixed costs 1 us..1.5 ms a step (engines with CUDA graphs and
+/// asynchronous scheduling), 0.1..500 us a layer, 1..200 us a collective.
 const THROUGHPUT: [Param; 5] = [
     Param {
         get: |f| f.bandwidth,
@@ -478,8 +474,8 @@ fn ttft_loss(points: &[&Prepared], fit: Fit) -> f64 {
     let miss = 2f64.ln().powi(2);
     let sum: f64 = points
         .iter()
-        .map(|p| match (p.estimate(fit), p.point.ttft_s) {
-            (Ok(pt), Some(t)) if pt.ttft_s > 0.0 => (pt.ttft_s / t).ln().powi(2),
+        .map(|p| match p.estimate(fit).map(|pt| p.ttft_ratio(&pt)) {
+            Ok(Some(r)) if r > 0.0 => r.ln().powi(2),
             _ => miss,
         })
         .sum();

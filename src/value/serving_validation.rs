@@ -6,7 +6,7 @@
 //! fit never saw. Published times to first token are scored beside the throughput.
 
 use crate::value::calibration::TOLERANCE;
-use crate::value::scenario::serving::{Fit, FitFile};
+use crate::value::scenario::serving::{Fit, FitFile, VendorFit};
 use crate::value::serving_calibration::{Prepared, ServingPoint, TIE_QUANTILE, fit_points};
 use serde::Serialize;
 
@@ -120,13 +120,19 @@ fn score(group: String, held: &[Held]) -> Score {
     }
 }
 
-/// One point estimated under `fit`.
-pub fn held(p: &Prepared, fit: Fit) -> (Option<f64>, Option<f64>) {
-    let Ok(pt) = p.estimate(fit) else {
-        return (None, None);
-    };
-    let ttft = p.point.ttft_s.filter(|t| *t > 0.0).map(|t| pt.ttft_s / t);
-    (Some(p.figure(&pt) / p.point.published), ttft)
+impl Held {
+    /// One point estimated under `fit`.
+    fn of(p: &Prepared, fit: Fit) -> Held {
+        let (ratio, ttft_ratio) = match p.estimate(fit) {
+            Ok(pt) => (Some(p.figure(&pt) / p.point.published), p.ttft_ratio(&pt)),
+            Err(_) => (None, None),
+        };
+        Held {
+            ratio,
+            ttft_ratio,
+            ttft_published: p.point.ttft_s.is_some_and(|t| t > 0.0),
+        }
+    }
 }
 
 /// Every group of `grouping` held out in turn: the fits refitted (from `start`) without it,
@@ -190,20 +196,7 @@ pub fn disaggregated(prepared: &[Prepared], fits: &FitFile) -> Option<Score> {
     let held: Vec<Held> = prepared
         .iter()
         .filter(|p| !p.fitted_on())
-        .map(|p| {
-            let fit = fits
-                .fits
-                .iter()
-                .find(|v| v.vendor.eq_ignore_ascii_case(&p.vendor))
-                .unwrap_or(&fits.fits[0])
-                .fit;
-            let (ratio, ttft_ratio) = held(p, fit);
-            Held {
-                ratio,
-                ttft_ratio,
-                ttft_published: p.point.ttft_s.is_some_and(|t| t > 0.0),
-            }
-        })
+        .map(|p| Held::of(p, fits.for_vendor(&p.vendor)))
         .collect();
     (!held.is_empty()).then(|| score("disaggregated runs (never fitted)".into(), &held))
 }
@@ -221,36 +214,30 @@ fn held_out_groups(
     groups.sort();
     groups.dedup();
     let one = |g: &String| -> Vec<Held> {
-        let fits: Vec<(String, Fit)> = start
-            .fits
-            .iter()
-            .map(|v| {
-                let train: Vec<&Prepared> = prepared
-                    .iter()
-                    .zip(&keys)
-                    .filter(|(p, k)| *k != g && p.vendor.eq_ignore_ascii_case(&v.vendor))
-                    .map(|(p, _)| *p)
-                    .collect();
-                (v.vendor.clone(), fit_points(&train, v.fit))
-            })
-            .collect();
+        let fits = FitFile {
+            fits: start
+                .fits
+                .iter()
+                .map(|v| {
+                    let train: Vec<&Prepared> = prepared
+                        .iter()
+                        .zip(&keys)
+                        .filter(|(p, k)| *k != g && p.vendor.eq_ignore_ascii_case(&v.vendor))
+                        .map(|(p, _)| *p)
+                        .collect();
+                    VendorFit {
+                        fit: fit_points(&train, v.fit),
+                        ..v.clone()
+                    }
+                })
+                .collect(),
+            ..start.clone()
+        };
         prepared
             .iter()
             .zip(&keys)
             .filter(|(_, k)| *k == g)
-            .map(|(p, _)| {
-                let fit = fits
-                    .iter()
-                    .find(|(v, _)| v.eq_ignore_ascii_case(&p.vendor))
-                    .unwrap_or(&fits[0])
-                    .1;
-                let (ratio, ttft_ratio) = held(p, fit);
-                Held {
-                    ratio,
-                    ttft_ratio,
-                    ttft_published: p.point.ttft_s.is_some_and(|t| t > 0.0),
-                }
-            })
+            .map(|(p, _)| Held::of(p, fits.for_vendor(&p.vendor)))
             .collect()
     };
     // Two threads: the refits are independent.

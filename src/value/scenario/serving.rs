@@ -292,10 +292,14 @@ impl FitFile {
 
     /// The fit for `gpu`'s vendor, else the first (NVIDIA's).
     pub fn for_gpu(&self, gpu: Option<&GpuSpec>) -> Fit {
-        let vendor = gpu.map(|g| g.vendor.to_lowercase()).unwrap_or_default();
+        self.for_vendor(gpu.map_or("", |g| g.vendor.as_str()))
+    }
+
+    /// The fit for `vendor` (any case), else the first (NVIDIA's).
+    pub fn for_vendor(&self, vendor: &str) -> Fit {
         self.fits
             .iter()
-            .find(|f| f.vendor.to_lowercase() == vendor)
+            .find(|f| f.vendor.eq_ignore_ascii_case(vendor))
             .unwrap_or(&self.fits[0])
             .fit
     }
@@ -480,8 +484,7 @@ impl Serving {
     fn speculative_point(&self, p: &Parallel, m: &Machine, b: f64, mtp: Mtp) -> Point {
         let emitted = mtp.tokens_per_step();
         let (pt, verify_s) = self.plain_point(p, m, b, 1.0 + mtp.drafts, emitted);
-        let draft_s = mtp.drafts * verify_s / self.layers.max(1.0);
-        let step = pt.step_s + draft_s;
+        let step = pt.step_s + self.draft_s(mtp.drafts, verify_s);
         let g = f64::from(p.tp);
         let per_gpu = b * emitted / step / g;
         Point {
@@ -492,6 +495,12 @@ impl Serving {
                 / self.output_tokens,
             ..pt
         }
+    }
+
+    /// The drafter's passes a step: `drafts` passes of its one layer, each a layer's share of
+    /// the verifying pass `verify_s`.
+    fn draft_s(&self, drafts: f64, verify_s: f64) -> f64 {
+        drafts * verify_s / self.layers.max(1.0)
     }
 
     /// One copy in layout `p` with `b` requests in flight, each step running `tokens` tokens
@@ -551,7 +560,7 @@ impl Serving {
             + fixed
             + self.comm(p, m, isl);
         // The copy's time on prefill: a step's prompts (b x ISL / OSL) at a lone prompt's rate.
-        let busy = (fresh * prompt_s / isl / step).min(0.95);
+        let busy = fresh * prompt_s / isl / step;
         let ttft = f.request_s + one_prompt + step / 2.0 + queue_wait(busy) * prompt_s;
         let per_gpu = b / step / g;
         let pt = Point {
@@ -602,8 +611,7 @@ impl Serving {
             None => (1.0, 1.0),
         };
         let (dpt, decode_s) = self.plain_point(&d.layout, m, per_worker, tokens, 0.0);
-        let draft_s = (tokens - 1.0) * decode_s / self.layers.max(1.0);
-        let step = decode_s + draft_s;
+        let step = decode_s + self.draft_s(tokens - 1.0, decode_s);
         let per_user = emitted / step;
         let decode_rps = c * per_user / osl;
         // Prefill: a prompt's FLOP on the pool's matrix engines at the fitted share.
@@ -616,7 +624,7 @@ impl Serving {
         let per_gpu = rps * osl / gpus;
         // The first token: alone on a prefill worker, then the KV cache over the network.
         let alone = prompt_flop / (gp * m.flops * f.prefill * 1e9);
-        let busy = (rps / prefill_rps).min(0.95);
+        let busy = rps / prefill_rps;
         // Within a node or an NVLink rack over the link, else over the network.
         let link = if pools.gpus() <= m.node_gpus {
             m.bus_gbps
