@@ -416,8 +416,9 @@ const THROUGHPUT: [Param; 5] = [
     },
 ];
 
-/// A request's fixed latency 1 ms..1 s; a lone prompt's share of the matrix rate 0.02..1.
-const TTFT: [Param; 2] = [
+/// A request's fixed latency 1 ms..1 s; a lone prompt's share of the matrix rate 0.02..1;
+/// the share of clients in step 0.0001..1; 0.001..200 steps of DP-attention balancing.
+const TTFT: [Param; 4] = [
     Param {
         get: |f| f.request_s,
         set: |f, v| f.request_s = v,
@@ -429,6 +430,18 @@ const TTFT: [Param; 2] = [
         set: |f, v| f.prefill = v,
         lo: 0.02,
         hi: 1.0,
+    },
+    Param {
+        get: |f| f.burst,
+        set: |f, v| f.burst = v,
+        lo: 1e-4,
+        hi: 1.0,
+    },
+    Param {
+        get: |f| f.balance_steps,
+        set: |f, v| f.balance_steps = v,
+        lo: 1e-3,
+        hi: 200.0,
     },
 ];
 
@@ -525,6 +538,8 @@ fn round_fit(f: Fit) -> Fit {
         collective_s: r(f.collective_s),
         request_s: r(f.request_s),
         prefill: r(f.prefill),
+        burst: r(f.burst),
+        balance_steps: r(f.balance_steps),
     }
 }
 

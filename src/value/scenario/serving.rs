@@ -232,6 +232,16 @@ pub struct Fit {
     /// every expert: small grouped GEMMs).
     #[serde(default = "default_prefill")]
     pub prefill: f64,
+    /// Share of the other clients whose prompts a new one waits behind: a closed loop of
+    /// clients sending requests of one length keeps them in step (InferenceX, `vllm bench
+    /// serve --max-concurrency`), so prompts arrive in waves and queue for prefill.
+    #[serde(default = "default_burst")]
+    pub burst: f64,
+    /// Steps an engine with data-parallel attention holds a new prompt so that every rank
+    /// prefills together (TensorRT-LLM's attention-DP balancing waits up to a set number
+    /// of iterations).
+    #[serde(default = "default_balance_steps")]
+    pub balance_steps: f64,
 }
 
 fn two() -> f64 {
@@ -257,6 +267,14 @@ fn default_request_s() -> f64 {
 
 fn default_prefill() -> f64 {
     0.3
+}
+
+fn default_burst() -> f64 {
+    1e-3
+}
+
+fn default_balance_steps() -> f64 {
+    0.01
 }
 
 /// The fitted parameters: `src/data/serving.json`.
@@ -561,7 +579,20 @@ impl Serving {
             + self.comm(p, m, isl);
         // The copy's time on prefill: a step's prompts (b x ISL / OSL) at a lone prompt's rate.
         let busy = fresh * prompt_s / isl / step;
-        let ttft = f.request_s + one_prompt + step / 2.0 + queue_wait(busy) * prompt_s;
+        // The clients in step with it whose prompts go first (on its rank under DP
+        // attention), and the steps DP attention holds a prompt to balance its ranks.
+        let ahead = (b / if p.dp_attention { g } else { 1.0 } - 1.0).max(0.0) / 2.0;
+        let balance = if p.dp_attention {
+            f.balance_steps * step
+        } else {
+            0.0
+        };
+        let ttft = f.request_s
+            + one_prompt
+            + step / 2.0
+            + queue_wait(busy) * prompt_s
+            + f.burst * ahead * prompt_s
+            + balance;
         let per_gpu = b / step / g;
         let pt = Point {
             parallel: *p,
@@ -625,6 +656,7 @@ impl Serving {
         // The first token: alone on a prefill worker, then the KV cache over the network.
         let alone = prompt_flop / (gp * m.flops * f.prefill * 1e9);
         let busy = rps / prefill_rps;
+        let ahead = (c / f64::from(p.workers.max(1)) - 1.0).max(0.0) / 2.0;
         // Within a node or an NVLink rack over the link, else over the network.
         let link = if pools.gpus() <= m.node_gpus {
             m.bus_gbps
@@ -638,6 +670,7 @@ impl Serving {
             + f.step_s
             + self.layers * f.layer_s
             + queue_wait(busy) * alone
+            + f.burst * ahead * alone
             + kv_s
             + step / 2.0;
         Ok(Point {
