@@ -178,7 +178,7 @@ impl ServingPoint {
         if let Some(b) = self.max_batch {
             serving.max_batch = b;
         }
-        let mut machine = machine_for(gpu, cal, serving.engines, self.gpus)
+        let mut machine = machine_for(gpu, cal, serving.engines_on(Some(gpu)), self.gpus)
             .with_context(|| format!("serving point {}", self.id))?;
         if self.disaggregated.is_some() && machine.node_gpus != 72 {
             // InferenceX's multi-node runs: 8-GPU nodes on 400 Gb/s InfiniBand a GPU
@@ -382,8 +382,9 @@ struct Param {
 }
 
 /// Efficiencies 0.05..1, fixed costs 1 us..1.5 ms a step (engines with CUDA graphs and
-/// asynchronous scheduling), 0.1..500 us a layer, 1..200 us a collective.
-const THROUGHPUT: [Param; 5] = [
+/// asynchronous scheduling), 0.1..500 us a layer, 1..200 us a collective, 0.01..50 us a
+/// request a step on the host.
+const THROUGHPUT: [Param; 6] = [
     Param {
         get: |f| f.bandwidth,
         set: |f, v| f.bandwidth = v,
@@ -413,6 +414,12 @@ const THROUGHPUT: [Param; 5] = [
         set: |f, v| f.collective_s = v,
         lo: 1e-6,
         hi: 2e-4,
+    },
+    Param {
+        get: |f| f.sequence_s,
+        set: |f, v| f.sequence_s = v,
+        lo: 1e-8,
+        hi: 5e-5,
     },
 ];
 
@@ -536,6 +543,7 @@ fn round_fit(f: Fit) -> Fit {
         step_s: r(f.step_s),
         layer_s: r(f.layer_s),
         collective_s: r(f.collective_s),
+        sequence_s: r(f.sequence_s),
         request_s: r(f.request_s),
         prefill: r(f.prefill),
         burst: r(f.burst),

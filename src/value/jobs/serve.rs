@@ -214,6 +214,7 @@ impl Serve {
             window,
             kv_split: if m.kv_split_by_tp() { m.kv_heads } else { 1.0 },
             engines: compute.engines(),
+            block_scaled: p == Precision::Fp4 && compute == Precision::Fp8,
             memory_use: 0.9,
             max_batch: self.max_batch.unwrap_or(MAX_BATCH),
             kv_bytes: p.kv_bytes(),

@@ -49,6 +49,12 @@ pub struct Serving {
     pub kv_split: f64,
     /// The matrix engines prefill and decode run on.
     pub engines: Rate,
+    /// The matmuls multiply 4-bit block-scaled weights (MXFP4) with 8-bit block-scaled
+    /// activations, which needs block-scaled engines (Blackwell, CDNA 4: those with FP4
+    /// engines); elsewhere servers run them on the 16-bit engines (W4A16: TensorRT-LLM's
+    /// and vLLM's Hopper kernels for gpt-oss).
+    #[serde(default)]
+    pub block_scaled: bool,
     /// Share of the memory the server may use (vLLM's default 0.9).
     pub memory_use: f64,
     /// Most requests in flight per copy without a target (vLLM's max_num_seqs, 256).
@@ -224,6 +230,11 @@ pub struct Fit {
     /// not with the model alone, so a one-GPU copy of a small model pays none.
     #[serde(default = "default_collective_s")]
     pub collective_s: f64,
+    /// Host time a step spends on each request it runs (scheduling, sampling,
+    /// detokenising), seconds: the cost that grows with the batch, not with the model, so
+    /// a small model's step at thousands of requests is not free.
+    #[serde(default = "default_sequence_s")]
+    pub sequence_s: f64,
     /// A request's fixed latency before its first token (the server's front end,
     /// tokenisation, scheduling, the first step), seconds.
     #[serde(default = "default_request_s")]
@@ -259,6 +270,10 @@ pub const ENGINES: &str = "the engines of the published runs fitted on (89% of t
 
 fn default_collective_s() -> f64 {
     8e-6
+}
+
+fn default_sequence_s() -> f64 {
+    1e-7
 }
 
 fn default_request_s() -> f64 {
@@ -402,6 +417,17 @@ pub struct Point {
 }
 
 impl Serving {
+    /// The matrix engines the matmuls run on on `gpu`: [`Serving::engines`], or the 16-bit
+    /// ones for block-scaled weights on a GPU without block-scaled engines.
+    pub fn engines_on(&self, gpu: Option<&GpuSpec>) -> Rate {
+        let scaled = gpu.is_none_or(|g| Rate::MatmulFp4Matrix.datasheet(g).is_some());
+        if self.block_scaled && !scaled {
+            Rate::MatmulF16Matrix
+        } else {
+            self.engines
+        }
+    }
+
     /// The model in one line, for the notes under a ranking.
     pub fn model_line(&self) -> String {
         format!(
@@ -560,7 +586,9 @@ impl Serving {
         let flop_s = flop / flops;
         let comm_s = self.comm(p, m, bt);
         let fixed = f.step_s + self.layers * f.layer_s;
-        let decode = mem_s.max(flop_s) + fixed + comm_s;
+        // The host's time on each request a step (each rank's own under DP attention).
+        let host = b_attn * f.sequence_s;
+        let decode = mem_s.max(flop_s) + fixed + host + comm_s;
         // The prompts prefilled per step, continuous batching: b x ISL / OSL tokens (times
         // the tokens each request emits a step).
         let prompt_flop = 2.0 * self.active_params + self.attention_flop * isl / 2.0;

@@ -226,10 +226,13 @@ impl Scenario {
                 v.push(t.figure);
             }
         }
-        if let Some(s) = &self.serving
-            && !v.contains(&s.engines)
-        {
-            v.push(s.engines);
+        if let Some(s) = &self.serving {
+            let scaled = s.block_scaled.then_some(Rate::MatmulF16Matrix);
+            for r in std::iter::once(s.engines).chain(scaled) {
+                if !v.contains(&r) {
+                    v.push(r);
+                }
+            }
         }
         if (self.decode.is_some() || self.serving.is_some()) && !v.contains(&Rate::StreamTriad) {
             v.push(Rate::StreamTriad);
@@ -400,7 +403,7 @@ impl Scenario {
         let m = serving::Machine {
             mem_gb,
             bandwidth: rate(Rate::StreamTriad),
-            flops: rate(s.engines),
+            flops: rate(s.engines_on(gpu)),
             bus_gbps: link.map(|l| l.1),
             node_gpus: if rack { total } else { adapters },
             net_gbps: net.map(|n| n.1 / f64::from(adapters)),
