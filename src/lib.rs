@@ -20,6 +20,7 @@
 //! helpers are native-only.
 
 pub mod clock;
+pub mod energy;
 pub mod figure;
 pub mod files;
 pub mod health;

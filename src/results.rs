@@ -1,10 +1,11 @@
 //! The results file: its schema (versioned), atomic saving, and strict loading.
 //!
-//! Schema (version 4; versions 1 to 3 are still read: 1 lacks the last four fields,
-//! results before 3 lack `figure`, which is then derived from `probe` and `name`, and
-//! before 4 there is no `burn`), one JSON object per adapter run:
+//! Schema (version 5; versions 1 to 4 are still read: 1 lacks the last four fields,
+//! results before 3 lack `figure`, which is then derived from `probe` and `name`, before
+//! 4 there is no `burn`, before 5 no `telemetry` or `energy`), one JSON object per adapter
+//! run:
 //! ```text
-//! schema_version  integer, 4
+//! schema_version  integer, 5
 //! tool            { name, version, git_commit }
 //! created         RFC 3339 UTC time the run started; updated: time of the last rewrite
 //! complete        false while the run is still going (the file is rewritten after each probe)
@@ -29,6 +30,11 @@
 //!                 windows[{index, start_s, seconds, iterations, gflops, miscompares,
 //!                 non_finite, host_mismatches, after_idle}]}, stability{..}, vram{..},
 //!                 expectation{..}, error?, injected?, verdict, reasons[], covered }
+//! telemetry       { period_s, sources[{source, device, read, reason?, counters[]}], samples,
+//!                 gaps, gap_reasons[] }: the power and clock sampler beside the run; each
+//!                 probe then carries energy { source, seconds, samples, gaps, mean_w?,
+//!                 energy_j?, method?, per_watt?, graphics_mhz?, memory_mhz?,
+//!                 temperature_c?, power_limit_w?, max_graphics_mhz?, throttle[] }
 //! ```
 //! `adapter.pci_bus_id` and `instance` are optional schema-3 fields added later: a file
 //! without them reads as before, so the version stays 3 (a gpuvalue from before them refuses
@@ -45,7 +51,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Longest adapter or probe name read from a results file (real ones are under 100
 /// characters; a 50 MB name would blow every table and report up).
@@ -158,6 +164,11 @@ pub struct ProbeResult {
     pub autotune: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Power, energy and clocks while the figure was measured (schema 5), where a counter
+    /// was read: from the previous figure (or the probe's start) to this one, warm-up and
+    /// validation included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::PowerWindow>,
 }
 
 impl ProbeResult {
@@ -202,6 +213,7 @@ impl ProbeResult {
             kernel: None,
             autotune: Vec::new(),
             warnings: Vec::new(),
+            energy: None,
         }
     }
 
@@ -328,6 +340,10 @@ pub struct ResultsFile {
     /// files have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burn: Option<crate::health::BurnRecord>,
+    /// What the telemetry sampler read beside the run, or every source it tried and why
+    /// none was read (schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::energy::TelemetryInfo>,
 }
 
 /// The browser a web-page run was made in, and what it exposed.
@@ -417,6 +433,7 @@ impl ResultsFile {
             instance: None,
             browser: None,
             burn: None,
+            telemetry: None,
         }
     }
 
@@ -445,6 +462,22 @@ impl ResultsFile {
                 "another gpuvalue bench ran at the same time (pid {}): timings may be distorted",
                 pids.join(", ")
             ));
+        }
+        // A figure measured at a power or thermal limit is not the device's best.
+        let capped: Vec<&str> = self
+            .probes
+            .iter()
+            .filter(|p| p.energy.as_ref().is_some_and(|e| e.capped()))
+            .map(|p| p.name.as_str())
+            .collect();
+        if !capped.is_empty() {
+            v.push(format!(
+                "capped while measuring: {} ran at a power or thermal limit (see each figure's power): not the device's best",
+                capped.join(", ")
+            ));
+        }
+        if let Some(t) = &self.telemetry {
+            v.push(t.line());
         }
         // A peak probe that a matmul beats on the same device is not the peak (PoCL's
         // matmul_f32 at 215 GFLOPS beside peak_f32 at 117).

@@ -17,3 +17,4 @@ pub mod reference;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod run_registry;
 pub mod suite;
+pub mod telemetry;

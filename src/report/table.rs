@@ -265,6 +265,12 @@ pub fn results_with(r: &ResultsFile, all: bool) -> String {
                 }
             }
             notes.extend(p.warnings.iter().cloned());
+            if let Some(e) = p.energy.as_ref().filter(|e| e.mean_w.is_some()) {
+                let per_watt = e.per_watt.map_or(String::new(), |x| {
+                    format!(", {} {}/W", probe_value(x), p.unit)
+                });
+                notes.push(format!("{}{per_watt}", e.line()));
+            }
             ProbeRow {
                 probe: s.name,
                 status: p.status.to_string(),

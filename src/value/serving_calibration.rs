@@ -762,13 +762,16 @@ mod tests {
                 stored.vendor
             );
         }
-        // Half the bandwidth share moves most points out of tolerance: the check can fail.
+        // 40% of the bandwidth and matrix shares moves most points out of tolerance (half
+        // leaves half of them within: fixed and host costs carry the rest): the check can
+        // fail.
         let mut wrong = fits.clone();
         for f in &mut wrong.fits {
-            f.fit.bandwidth /= 2.0;
-            f.fit.compute /= 2.0;
+            f.fit.bandwidth *= 0.4;
+            f.fit.compute *= 0.4;
         }
         let c = check(&prepared, &wrong);
-        assert!(share_within(&c, Split::HeldOut) < 0.5);
+        let share = share_within(&c, Split::HeldOut);
+        assert!(share < 0.5, "{share}");
     }
 }

@@ -17,6 +17,8 @@ pub(super) struct AdapterRun<'a> {
     pub(super) baseline: Option<(u64, usize)>,
     /// Set when the device can no longer be used: the remaining probes are not run.
     pub(super) dead: Option<String>,
+    /// Power, clocks and temperature beside the run (its own thread).
+    pub(super) sampler: crate::measuring::telemetry::Sampler,
 }
 
 /// The executor an adapter's run measures with.
@@ -88,8 +90,14 @@ impl<'a> AdapterRun<'a> {
         let mut results = ResultsFile::new(host.clone(), info.clone(), opts.run_options(probes));
         results.instance = opts.instance.clone();
         run_registry::merge(&mut results.concurrent_runs, watcher.take());
+        let sampler = crate::measuring::telemetry::Sampler::for_adapter(
+            &info,
+            Path::new("/"),
+            crate::measuring::telemetry::PERIOD,
+        );
         results.save(&path)?;
         Ok(AdapterRun {
+            sampler,
             bar: progress_bar(opts, probes.len(), &info.name),
             deadline: Instant::now() + opts.time_budget,
             baseline: exec.gpu().and_then(Gpu::memory_in_use),
@@ -180,8 +188,23 @@ impl<'a> AdapterRun<'a> {
             results,
             path,
             bar,
+            sampler,
             ..
         } = self;
+        // Each figure's window: from the previous figure (or the probe's start) to it.
+        let mark = std::cell::Cell::new(sampler.now());
+        let energy = |r: &mut ProbeResult| {
+            let now = sampler.now();
+            r.energy = sampler.window(mark.replace(now), now).map(|mut w| {
+                w.per_watt = r
+                    .value
+                    .as_ref()
+                    .zip(w.mean_w)
+                    .filter(|(_, p)| *p > 0.0 && r.higher_is_better)
+                    .map(|(v, p)| v.median / p);
+                w
+            });
+        };
         let progress = |msg: &str| {
             if let Some(b) = bar.as_ref() {
                 b.set_message(msg.to_string());
@@ -193,7 +216,8 @@ impl<'a> AdapterRun<'a> {
             Exec::Wgpu { gpu, .. } => {
                 let timer = Timer::new(gpu, opts.timestamps);
                 let ctx = Ctx::new(gpu, &timer, run);
-                let mut emit = |r: ProbeResult| {
+                let mut emit = |mut r: ProbeResult| {
+                    energy(&mut r);
                     if suite::record(results, r, timer.fallback_reason(), ctx.reduced.take())
                         && let Err(e) = results.save(path)
                     {
@@ -206,7 +230,8 @@ impl<'a> AdapterRun<'a> {
             }
             Exec::OpenCl(cl) => {
                 let ctx = probes::ClCtx { cl, run };
-                let mut emit = |r: ProbeResult| {
+                let mut emit = |mut r: ProbeResult| {
+                    energy(&mut r);
                     if suite::record(results, r, cl.fallback_reason(), ctx.reduced.take())
                         && let Err(e) = results.save(path)
                     {
@@ -415,6 +440,11 @@ impl<'a> AdapterRun<'a> {
             b.finish_and_clear();
         }
         suite::finish(&mut self.results);
+        let sampler = std::mem::replace(
+            &mut self.sampler,
+            crate::measuring::telemetry::Sampler::start(None, Vec::new(), Duration::ZERO),
+        );
+        self.results.telemetry = Some(sampler.finish());
         self.results.save(&self.path)?;
         if self.dead.is_some()
             && matches!(self.exec.gpu().and_then(Gpu::halted), Some(Halt::Wedged(_)))
