@@ -113,6 +113,9 @@ pub struct Window {
     /// True for the window after the idle gap.
     #[serde(default)]
     pub after_idle: bool,
+    /// Power, clocks and limits over the window, where a counter was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::energy::PowerWindow>,
 }
 
 /// The sustained load: what ran and its windows.
@@ -288,6 +291,9 @@ pub struct BurnRecord {
     pub injected: Option<String>,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// What the power and clock sampler read beside the load, or why nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::energy::TelemetryInfo>,
     /// What the test covered, in one line ("FP32 matmul 10 min, VRAM 90% x 3 passes").
     pub covered: String,
 }
@@ -299,6 +305,38 @@ impl BurnRecord {
         let (v, reasons) = judge(self);
         self.verdict = v;
         self.reasons = reasons;
+    }
+}
+
+/// Why the last window ran slower than the first, from their power and clocks: a power
+/// or thermal cap (the driver said so, or power sat at its limit or the temperature at
+/// its slowdown point), or a fault (slow at full clocks with no limit reached); without
+/// counters the two look alike.
+pub fn slowdown_cause(windows: &[Window]) -> String {
+    let last = windows.iter().rev().find_map(|w| w.power.as_ref());
+    let Some(p) = last.filter(|p| p.mean_w.is_some() || p.graphics_mhz.is_some()) else {
+        return "without power and clock counters a cap and a fault look alike".into();
+    };
+    let clocks = p.graphics_mhz.map_or(String::new(), |c| {
+        format!(
+            ", graphics clock {:.0} MHz{}",
+            c.median,
+            p.max_graphics_mhz
+                .map_or(String::new(), |m| format!(" of {m:.0}"))
+        )
+    });
+    let watts = p.mean_w.map_or(String::new(), |w| format!("{w:.0} W"));
+    if p.capped() {
+        format!(
+            "a cap, not a fault: the last window ran at {} ({watts}{clocks})",
+            p.throttle.join(", ")
+        )
+    } else if p.full_clocks() == Some(true) {
+        format!("a fault, not a cap: slow at full clocks with no limit reached ({watts}{clocks})")
+    } else {
+        format!(
+            "no power or thermal limit reached ({watts}{clocks}): a clock or load problem, not a cap"
+        )
     }
 }
 
@@ -320,7 +358,8 @@ fn judge(r: &BurnRecord) -> (Verdict, Vec<String>) {
         vram_reasons(v, &mut found);
     }
     if let Some(s) = &r.stability {
-        stability_reasons(s, t, &mut found);
+        let windows = r.load.as_ref().map_or(&[][..], |l| &l.windows[..]);
+        stability_reasons(s, t, windows, &mut found);
     } else if r.error.is_none() {
         found.push((
             Verdict::Error,
@@ -416,15 +455,21 @@ fn vram_reasons(v: &VramRecord, found: &mut Vec<(Verdict, String)>) {
     ));
 }
 
-fn stability_reasons(s: &Stability, t: &Thresholds, found: &mut Vec<(Verdict, String)>) {
+fn stability_reasons(
+    s: &Stability,
+    t: &Thresholds,
+    windows: &[Window],
+    found: &mut Vec<(Verdict, String)>,
+) {
     if s.last_to_first < 1.0 - t.first_to_last_drop {
         found.push((
             Verdict::Warn,
             format!(
-                "sustained throughput drop of {} from the first to the last window ({:.1} -> {:.1} GFLOPS; without vendor counters a power cap and a fault look alike)",
+                "sustained throughput drop of {} from the first to the last window ({:.1} -> {:.1} GFLOPS; {})",
                 pct(1.0 - s.last_to_first),
                 s.first_gflops,
-                s.last_gflops
+                s.last_gflops,
+                slowdown_cause(windows)
             ),
         ));
     }
@@ -492,6 +537,7 @@ mod tests {
             non_finite: 0,
             host_mismatches: 0,
             after_idle: false,
+            power: None,
         }
     }
 
@@ -524,6 +570,7 @@ mod tests {
             injected: None,
             verdict: Verdict::Error,
             reasons: vec![],
+            telemetry: None,
             covered: "c".into(),
         }
     }
@@ -561,6 +608,54 @@ mod tests {
             judged(record(&rates, Thresholds::hardware())).verdict,
             Verdict::Warn
         );
+    }
+
+    #[test]
+    fn a_drop_is_called_a_cap_at_the_power_limit_and_a_fault_at_full_clocks() {
+        use crate::energy::{PowerWindow, Spread};
+        let at = |w: f64, mhz: f64, throttle: &[&str]| PowerWindow {
+            source: "amdgpu hwmon".into(),
+            seconds: 1.0,
+            samples: 10,
+            mean_w: Some(w),
+            graphics_mhz: Some(Spread {
+                min: mhz,
+                median: mhz,
+                max: mhz,
+            }),
+            max_graphics_mhz: Some(2100.0),
+            power_limit_w: Some(400.0),
+            throttle: throttle.iter().map(|t| t.to_string()).collect(),
+            ..PowerWindow::default()
+        };
+        let rates = [100.0, 100.0, 67.0, 67.0, 66.0];
+        // An injected cap: clocks fell with power at its limit.
+        let mut r = record(&rates, Thresholds::hardware());
+        for (i, w) in r.load.as_mut().unwrap().windows.iter_mut().enumerate() {
+            w.power = Some(if i < 2 {
+                at(390.0, 2100.0, &[])
+            } else {
+                at(399.0, 1400.0, &["power cap (399 of 400 W)"])
+            });
+        }
+        let r = judged(r);
+        assert_eq!(r.verdict, Verdict::Warn);
+        let drop = r.reasons.iter().find(|x| x.contains("drop of")).unwrap();
+        assert!(
+            drop.contains("a cap, not a fault") && drop.contains("power cap"),
+            "{drop}"
+        );
+        // Slow at full clocks, no limit reached: a fault.
+        let mut r = record(&rates, Thresholds::hardware());
+        for w in &mut r.load.as_mut().unwrap().windows {
+            w.power = Some(at(250.0, 2080.0, &[]));
+        }
+        let r = judged(r);
+        let drop = r.reasons.iter().find(|x| x.contains("drop of")).unwrap();
+        assert!(drop.contains("a fault, not a cap"), "{drop}");
+        // No counters: said so.
+        let r = judged(record(&rates, Thresholds::hardware()));
+        assert!(r.reasons.iter().any(|x| x.contains("look alike")));
     }
 
     #[test]

@@ -206,6 +206,10 @@ pub struct BurnArgs {
     /// Results file recording the burn (default: none).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Also write the verdict, windows and power in the Prometheus text format (for
+    /// node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// No progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -648,6 +652,10 @@ pub struct BenchArgs {
     /// the adapter's index is added before the extension.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Also write the figures and their power in the Prometheus text format (for
+    /// node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// No progress display.
     #[arg(long, short = 'q')]
     pub quiet: bool,

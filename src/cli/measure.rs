@@ -38,6 +38,11 @@ pub(super) fn bench_cmd(a: args::BenchArgs) -> Result<ExitCode> {
         say!("results written to {}", o.path.display());
         failed |= o.any_failed();
     }
+    if let Some(m) = &a.metrics {
+        let runs: Vec<_> = outcomes.iter().map(|o| &o.results).collect();
+        let text = report::metrics::bench(&runs);
+        crate::files::write_atomic(m, text.as_bytes())?;
+    }
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
@@ -130,6 +135,11 @@ pub(super) fn burn_cmd(a: args::BurnArgs) -> Result<ExitCode> {
     let outcomes = crate::measuring::burn::run(&opts, &expect, &progress)?;
     if let Some(out) = &a.out {
         crate::measuring::burn::save(out, &outcomes)?;
+    }
+    if let Some(m) = &a.metrics {
+        let runs: Vec<_> = outcomes.iter().map(|o| (&o.adapter, &o.record)).collect();
+        let text = report::metrics::burn(&runs);
+        crate::files::write_atomic(m, text.as_bytes())?;
     }
     let burns = report::export::Burns {
         outcomes: outcomes.iter().map(|o| (&o.adapter, &o.record)).collect(),

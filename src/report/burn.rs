@@ -21,6 +21,8 @@ struct WindowRow {
     nan: u64,
     #[tabled(rename = "host check")]
     host: String,
+    /// Mean power, energy, clock and limits over the window ("-": no counter read).
+    power: String,
 }
 
 /// The verdict line: `PASS  NVIDIA H100 (0000:3b:00.0) vulkan: covered`.
@@ -90,6 +92,9 @@ pub fn render(a: &AdapterSummary, r: &BurnRecord) -> String {
     if let Some(f) = &r.injected {
         out.push_str(&format!("injected fault (testing the tool): {f}\n"));
     }
+    if let Some(t) = &r.telemetry {
+        out.push_str(&format!("{}\n", t.line()));
+    }
     out.push_str(&format!("thresholds: {}\n", r.thresholds.basis));
     if r.reasons.is_empty() {
         out.push_str(&format!("covered: {}\n", r.covered));
@@ -130,6 +135,7 @@ fn load(l: &LoadRecord) -> String {
             } else {
                 format!("{} differ", w.host_mismatches)
             },
+            power: w.power.as_ref().map_or("-".into(), |p| p.line()),
         })
         .collect();
     if !rows.is_empty() {

@@ -12,6 +12,7 @@ pub mod hierarchy;
 pub mod html;
 pub mod levers;
 pub mod markdown;
+pub mod metrics;
 pub mod rank;
 pub mod serving;
 pub mod svg;

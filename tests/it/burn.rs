@@ -78,6 +78,7 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
         }
         let file = dir.path().join(format!("{backend}.json"));
         let f = file.to_str().unwrap();
+        let metrics = dir.path().join(format!("{backend}.prom"));
         let args = [
             "--backend",
             backend,
@@ -85,6 +86,8 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
             "--quick",
             "--out",
             f,
+            "--metrics",
+            metrics.to_str().unwrap(),
         ];
         // A software adapter shares a VM's two cores with whatever else the host does: a
         // run disturbed from outside may WARN (never FAIL: every check is exact). One more
@@ -124,7 +127,39 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
         let saved = gpuvalue::results::ResultsFile::load(&file).unwrap();
         let b = saved.burn.expect("burn recorded");
         assert_eq!(b.load.unwrap().windows.len(), 5);
-        assert_eq!(saved.schema_version, 4);
+        assert_eq!(saved.schema_version, gpuvalue::results::SCHEMA_VERSION);
+        // The power and clock sampler ran beside the load: what it read, or every source
+        // it tried and why none was read (on a VM without counters, RAPL and amd_energy).
+        let t = b.telemetry.expect("telemetry recorded");
+        assert!(!t.sources.is_empty());
+        assert!(t.sources.iter().all(|s| s.read || s.reason.is_some()));
+        // The metrics file is Prometheus text: the verdict reached is 1, the others 0.
+        let text = std::fs::read_to_string(&metrics).unwrap();
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+            .expect("Prometheus text format");
+        let verdicts: Vec<(String, f64)> = scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == "gpuvalue_burn_verdict")
+            .map(|s| {
+                let v = match s.value {
+                    prometheus_parse::Value::Gauge(v) => v,
+                    _ => f64::NAN,
+                };
+                (s.labels.get("verdict").unwrap_or("").to_string(), v)
+            })
+            .collect();
+        assert_eq!(verdicts.len(), 4, "{text}");
+        assert!(
+            verdicts.contains(&("PASS".to_string(), 1.0)),
+            "{verdicts:?}"
+        );
+        let windows = scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == "gpuvalue_burn_window_gflops")
+            .count();
+        assert_eq!(windows, 5);
         let show = gpuvalue(&["show", f]);
         assert!(
             show.status.success(),

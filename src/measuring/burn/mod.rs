@@ -274,6 +274,7 @@ fn empty_record(s: &Schedule, info: &AdapterSummary) -> BurnRecord {
         injected: None,
         verdict: Verdict::Error,
         reasons: Vec::new(),
+        telemetry: None,
         covered: String::new(),
     }
 }
@@ -360,6 +361,11 @@ fn burn_one(
         dev.info().name
     ));
     let (a, b, want) = exact_inputs(n, &mut Rng::fresh());
+    let sampler = crate::measuring::telemetry::Sampler::for_adapter(
+        dev.info(),
+        std::path::Path::new("/"),
+        crate::measuring::telemetry::PERIOD,
+    );
     let t0 = Instant::now();
     let warm_end = t0 + Duration::from_secs_f64(sched.warmup_s);
     let kernel = dev.prepare_load(
@@ -387,8 +393,11 @@ fn burn_one(
         iters,
         warm,
         t0,
+        sampler: &sampler,
     };
-    if !all_windows(dev, opts, sched, &running, &mut load.windows, progress)? {
+    let all = all_windows(dev, opts, sched, &running, &mut load.windows, progress)?;
+    record.telemetry = Some(sampler.finish());
+    if !all {
         record.complete = false;
     }
     dev.release_load();
@@ -416,6 +425,7 @@ struct Running<'a> {
     iters: u32,
     warm: (u64, u64),
     t0: Instant,
+    sampler: &'a crate::measuring::telemetry::Sampler,
 }
 
 /// The schedule's windows one after another (an idle gap before the last where it has one),
@@ -444,6 +454,7 @@ fn all_windows(
         }
         progress(&format!("window {}/{}", w + 1, sched.windows));
         let slow = opts.inject == Some(BurnFault::Slowdown) && w >= sched.windows / 2;
+        let from = at.sampler.now();
         let mut win = window(
             dev,
             opts,
@@ -454,6 +465,7 @@ fn all_windows(
             slow,
             at.t0,
         )?;
+        win.power = at.sampler.window(from, at.sampler.now());
         win.gflops = win.iterations as f64 * flops / win.seconds * 1e-9;
         win.after_idle = last && sched.gap_s > 0.0;
         if w == 0 {
@@ -559,6 +571,7 @@ fn window(
         non_finite: nan,
         host_mismatches: 0,
         after_idle: false,
+        power: None,
     })
 }
 
