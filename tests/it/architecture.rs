@@ -432,6 +432,7 @@ fn no_import_cycle_between_files_or_top_modules() {
 const LAYERS: &[&[&str]] = &[
     &[
         "clock",
+        "energy",
         "figure",
         "files",
         "health",
@@ -499,9 +500,10 @@ fn the_data_model_imports_nothing_above_it() {
         "interrupt",
         "clock",
         "health",
+        "energy",
     ]
     .into();
-    for m in ["results", "figure", "model", "files", "health"] {
+    for m in ["results", "figure", "model", "files", "health", "energy"] {
         let above: Vec<&String> = files[m]
             .iter()
             .filter(|d| !allowed.contains(d.as_str()))

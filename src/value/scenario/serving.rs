@@ -371,6 +371,16 @@ pub fn queue_wait(busy: f64) -> f64 {
     busy / (2.0 * (1.0 - busy))
 }
 
+/// A step's prefill as the time to first token sees it: a prompt token's FLOP, the
+/// prompts' tokens prefilled a step, the step's fixed costs and the whole step, seconds.
+#[derive(Clone, Copy)]
+struct Prefill {
+    prompt_flop: f64,
+    fresh: f64,
+    fixed: f64,
+    step: f64,
+}
+
 /// Per-GPU workspace and activations, GB.
 pub const WORKSPACE_GB: f64 = 2.0;
 
@@ -547,6 +557,43 @@ impl Serving {
         drafts * verify_s / self.layers.max(1.0)
     }
 
+    /// A new request's time to first token at `b` requests in flight: the server's fixed
+    /// latency, half a step, its share of the queue for prefill (M/D/1), the clients in
+    /// step with it whose prompts go first (on its rank under DP attention), the steps DP
+    /// attention holds a prompt to balance its ranks, then its prompt through the copy
+    /// alone (under DP attention one rank prefills it, its peers in step).
+    fn ttft(&self, p: &Parallel, m: &Machine, b: f64, at: Prefill) -> f64 {
+        let f = m.fit;
+        let g = f64::from(p.tp);
+        let isl = self.prompt_tokens;
+        let bw = m.bandwidth * f.bandwidth * 1e9;
+        let attention_gb = if p.dp_attention {
+            self.attention_gb
+        } else {
+            self.attention_gb / g
+        };
+        let ranks = if p.dp_attention { 1.0 } else { g };
+        let prompt_s = isl * at.prompt_flop / ranks / (m.flops * f.prefill * 1e9);
+        let one_prompt = prompt_s
+            + (attention_gb + (self.weight_gb() - self.attention_gb - self.held_gb) / g) * 1e9 / bw
+            + at.fixed
+            + self.comm(p, m, isl);
+        // The copy's time on prefill: a step's prompts (b x ISL / OSL) at a lone prompt's rate.
+        let busy = at.fresh * prompt_s / isl / at.step;
+        let ahead = (b / if p.dp_attention { g } else { 1.0 } - 1.0).max(0.0) / 2.0;
+        let balance = if p.dp_attention {
+            f.balance_steps * at.step
+        } else {
+            0.0
+        };
+        f.request_s
+            + one_prompt
+            + at.step / 2.0
+            + queue_wait(busy) * prompt_s
+            + f.burst * ahead * prompt_s
+            + balance
+    }
+
     /// One copy in layout `p` with `b` requests in flight, each step running `tokens` tokens
     /// a request through the model (1, or 1 + drafts when verifying) and each request
     /// emitting `emitted` (its prompts' prefill comes that much sooner): the point (per user
@@ -596,31 +643,17 @@ impl Serving {
         let prefill_per_step = fresh * prompt_flop / g / flops
             + self.comm(p, m, fresh) * (emitted * isl / osl).min(1.0);
         let step = decode + prefill_per_step;
-        // A new request waits about half a step and its share of the queue for prefill,
-        // then its prompt runs through the copy alone, after the server's fixed latency.
-        // Under data-parallel attention one rank prefills the prompt, its peers in step.
-        let ranks = if p.dp_attention { 1.0 } else { g };
-        let prompt_s = isl * prompt_flop / ranks / (m.flops * f.prefill * 1e9);
-        let one_prompt = prompt_s
-            + (attention_gb + (self.weight_gb() - self.attention_gb - self.held_gb) / g) * 1e9 / bw
-            + fixed
-            + self.comm(p, m, isl);
-        // The copy's time on prefill: a step's prompts (b x ISL / OSL) at a lone prompt's rate.
-        let busy = fresh * prompt_s / isl / step;
-        // The clients in step with it whose prompts go first (on its rank under DP
-        // attention), and the steps DP attention holds a prompt to balance its ranks.
-        let ahead = (b / if p.dp_attention { g } else { 1.0 } - 1.0).max(0.0) / 2.0;
-        let balance = if p.dp_attention {
-            f.balance_steps * step
-        } else {
-            0.0
-        };
-        let ttft = f.request_s
-            + one_prompt
-            + step / 2.0
-            + queue_wait(busy) * prompt_s
-            + f.burst * ahead * prompt_s
-            + balance;
+        let ttft = self.ttft(
+            p,
+            m,
+            b,
+            Prefill {
+                prompt_flop,
+                fresh,
+                fixed,
+                step,
+            },
+        );
         let per_gpu = b / step / g;
         let pt = Point {
             parallel: *p,
