@@ -4,10 +4,11 @@
 //! file that vanished or reads garbage, a counter that went backwards, a watt past the
 //! physical bound) is a gap with its reason; it never stops the measurement.
 //!
-//! Sources: the amdgpu, xe and i915 hwmon files of the adapter's PCI device (matched by
-//! bus id, never by name), and for a CPU adapter (lavapipe, PoCL) the powercap RAPL
-//! package zones and `amd_energy` ([`sysfs`]).
+//! Sources: NVML for an NVIDIA GPU ([`nvml`]), the amdgpu, xe and i915 hwmon files of the
+//! adapter's PCI device (each matched by PCI bus id, never by name), and for a CPU adapter
+//! (lavapipe, PoCL) the powercap RAPL package zones and `amd_energy` ([`sysfs`]).
 
+pub mod nvml;
 pub mod sysfs;
 
 use crate::energy::{PowerWindow, SourceNote, Spread, TelemetryInfo};

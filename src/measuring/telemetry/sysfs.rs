@@ -1,4 +1,4 @@
-//! Power and clock sources read from Linux's sysfs, under a root directory (`/`, or a
+//! Power and clock sources read from Linux's sysfs (and, for NVIDIA, [`super::nvml`]), under a root directory (`/`, or a
 //! recorded tree in tests):
 //! - a GPU's hwmon under its PCI device (`/sys/bus/pci/devices/<bus id>/hwmon/hwmon*`),
 //!   driver `amdgpu` (`power1_average` or `power1_input`, `power1_cap`, `temp1_input`,
@@ -254,13 +254,26 @@ fn gpu_source(
     bus: &str,
     vendor_id: u32,
 ) -> (Option<Box<dyn Source>>, Vec<SourceNote>) {
+    let mut notes = Vec::new();
+    // NVIDIA: NVML, the system's own library (tried on the live system only, not under a
+    // recorded tree).
+    if vendor_id == 0x10de && root == Path::new("/") {
+        match super::nvml::open(bus) {
+            Ok((src, counters)) => {
+                notes.push(note("NVML", Path::new(bus), None, counters));
+                return (Some(Box::new(src)), notes);
+            }
+            Err(e) => notes.push(note("NVML", Path::new(bus), Some(e), vec![])),
+        }
+    }
     let device = root.join("sys/bus/pci/devices").join(bus);
     if !device.is_dir() {
         let why =
             "no such PCI device in sysfs (not Linux, or a container without /sys)".to_string();
-        return (None, vec![note("hwmon", &device, Some(why), vec![])]);
+        notes.push(note("hwmon", &device, Some(why), vec![]));
+        return (None, notes);
     }
-    let mut notes = Vec::new();
+    let before = notes.len();
     for hwmon in entries(&device.join("hwmon")) {
         let driver = std::fs::read_to_string(hwmon.join("name")).unwrap_or_default();
         let driver = driver.trim().to_string();
@@ -285,10 +298,9 @@ fn gpu_source(
             Err(e) => notes.push(note(&name, &hwmon, Some(e), vec![])),
         }
     }
-    if notes.is_empty() {
+    if notes.len() == before {
         let why = if vendor_id == 0x10de {
-            "the NVIDIA driver publishes no hwmon power files; NVML is not read by this build"
-                .to_string()
+            "the NVIDIA driver publishes no hwmon power files (NVML reads its counters)".to_string()
         } else {
             "the device has no hwmon directory".to_string()
         };
