@@ -438,6 +438,15 @@ pub struct RankSettings {
     /// weights, a serving job's responses; none for the built-in scenarios).
     #[arg(long, value_name = "GB", allow_negative_numbers = true, value_parser = egress_gb)]
     pub egress_gb: Option<f64>,
+    /// Price of a kWh of electricity, in the ranking's currency: each row then says what
+    /// its job's electricity costs (hardware you own; a rented price already pays it).
+    /// Every row's energy (its GPUs at their datasheet board power) is shown either way.
+    #[arg(long, value_name = "PRICE", allow_negative_numbers = true, value_parser = per_kwh)]
+    pub electricity_price: Option<f64>,
+    /// The facility's power usage effectiveness for --electricity-price (total power over
+    /// the IT equipment's; default 1: the GPUs alone).
+    #[arg(long, value_name = "P", allow_negative_numbers = true, value_parser = pue_of)]
+    pub pue: Option<f64>,
 }
 
 #[derive(Args, Debug)]

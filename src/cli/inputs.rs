@@ -174,6 +174,10 @@ fn rank_options(s: &args::RankSettings) -> Result<RankOptions> {
         nodes: s.nodes,
         egress_gb: s.egress_gb,
         serving: crate::value::rank::ServingOptions::default(),
+        power: crate::value::rank::energy::Power {
+            price_per_kwh: s.electricity_price,
+            pue: s.pue,
+        },
     })
 }
 

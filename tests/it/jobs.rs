@@ -1146,3 +1146,49 @@ fn a_serving_result_past_what_its_gpu_can_compute_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_serving_job_takes_its_tokens_at_the_rows_throughput_speculative_or_not() {
+    // The hours a job takes are its output tokens at the row's tokens per second per GPU
+    // over every GPU: a speculative (MTP) row emits several tokens a request a step, so its
+    // hours are not requests over the step time; the same figure prices its million tokens.
+    let v = json(&[
+        "rank",
+        "--job",
+        "llm-serve",
+        "--model",
+        "deepseek-r1",
+        "--prompt-tokens",
+        "1024",
+        "--output-tokens",
+        "1024",
+        "--gpu",
+        "h200-sxm",
+    ]);
+    let tokens = 1e6 * 1024.0;
+    let rows = v["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["layout"].as_str().unwrap().contains("mtp"))
+    );
+    for r in rows {
+        let gpus = r["gpu_count"].as_f64().unwrap();
+        let made = r["hours_per_job"].as_f64().unwrap()
+            * 3600.0
+            * r["tok_s_per_gpu"].as_f64().unwrap()
+            * gpus;
+        assert!(
+            (made / tokens - 1.0).abs() < 1e-6,
+            "{}: {made} tokens",
+            r["layout"]
+        );
+        // Energy: each GPU at its board power for those hours, per token the same.
+        let e = &r["energy"];
+        let kwh =
+            gpus * e["watts_per_gpu"].as_f64().unwrap() * r["hours_per_job"].as_f64().unwrap()
+                / 1e3;
+        assert!((e["kwh_per_job"].as_f64().unwrap() / kwh - 1.0).abs() < 1e-9);
+        let j = e["joules_per_token"].as_f64().unwrap();
+        assert!((j * tokens / 3.6e6 / kwh - 1.0).abs() < 1e-6);
+    }
+}

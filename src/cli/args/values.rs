@@ -8,6 +8,22 @@ pub(super) fn egress_gb(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--electricity-price`: a price a kWh, 0 to 100 in any currency.
+pub(super) fn per_kwh(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a price a kWh from 0 to 100, found `{s}`")),
+    }
+}
+
+/// `--pue`: power usage effectiveness, 1 (nothing but the IT load) to 3.
+pub(super) fn pue_of(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (1.0..=3.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a PUE from 1 to 3, found `{s}`")),
+    }
+}
+
 /// `--nodes`: a count from 1 to 1024, or `auto`.
 pub(super) fn nodes_of(s: &str) -> Result<crate::value::rank::Nodes, String> {
     let t = s.trim();

@@ -180,6 +180,11 @@ fn price_lines(r: &RankReport, shown: usize) -> Vec<String> {
     v.extend(egress_line(r, shown));
     v.extend(spot_line(r));
     v.extend(budget_line(r));
+    v.extend(
+        r.rows
+            .first()
+            .and_then(|x| crate::value::rank::energy::line(x, &r.currency)),
+    );
     v
 }
 

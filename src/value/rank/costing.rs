@@ -197,6 +197,7 @@ impl Costing<'_> {
         }
         row.timing = Some(d.timing);
         row.spot = d.risk;
+        row.energy = super::energy::of(&row, gpu, self.opts.power);
         self.add_egress(&mut row)?;
         Ok(Costed::Ranked(Box::new(row), factors))
     }
@@ -457,6 +458,7 @@ impl Costing<'_> {
             spot: None,
             egress: None,
             serving: None,
+            energy: None,
         }
     }
 

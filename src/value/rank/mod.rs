@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 pub use crate::market::catalog::Filters;
 
 mod costing;
+pub mod energy;
 mod measured;
 mod resolver;
 mod serve;
@@ -48,6 +49,8 @@ pub struct RankOptions {
     pub egress_gb: Option<f64>,
     /// Serving: measured results and a hosted API's price.
     pub serving: ServingOptions,
+    /// Electricity's price and the facility's PUE, for each row's energy cost.
+    pub power: energy::Power,
 }
 
 /// A spot price older than this many months is left out of a spot ranking unless
@@ -96,6 +99,7 @@ impl Default for RankOptions {
             nodes: Nodes::default(),
             egress_gb: None,
             serving: ServingOptions::default(),
+            power: energy::Power::default(),
         }
     }
 }
@@ -233,6 +237,9 @@ pub struct RankRow {
     /// per million tokens (JSON keys at the row's top level).
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub serving: Option<ServeRow>,
+    /// The job's energy on this row's GPUs (each at its datasheet board power).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<energy::Energy>,
 }
 
 /// A row's data out of the cloud.

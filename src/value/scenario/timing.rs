@@ -411,7 +411,8 @@ impl Scenario {
         };
         let pt = s.best_on(total, &m)?;
         let copies = f64::from(total / pt.gpus);
-        let seconds = s.tokens / (copies * pt.concurrency / pt.step_s);
+        // Output tokens a second over every copy (a speculative step emits several a request).
+        let seconds = s.tokens / (copies * pt.tok_s_per_gpu * f64::from(pt.gpus));
         let steps = seconds / pt.step_s;
         let comm = if pt.gpus <= 1 {
             Comm::None
