@@ -23,6 +23,50 @@ use std::time::{Duration, Instant};
 /// (amdgpu and NVML update about every 20-100 ms) and cheap (a few file reads).
 pub const PERIOD: Duration = Duration::from_millis(100);
 
+/// The highest board power any GPU reports (B300, MI355X: 1,400 W), with room: a reading
+/// above it is garbage.
+pub const GPU_MAX_W: f64 = 2000.0;
+/// The same for a CPU socket's package (the largest server parts: 500 W), for all sockets.
+pub const CPU_MAX_W: f64 = 4000.0;
+
+/// An energy counter in microjoules, unwrapped: a counter that wraps at a known range
+/// continues; one that goes backwards otherwise is a gap (and restarts from there).
+#[derive(Clone, Debug, Default)]
+pub struct Counter {
+    last: Option<u64>,
+    total_uj: u64,
+    range: Option<u64>,
+}
+
+impl Counter {
+    pub fn wrapping_at(range: Option<u64>) -> Counter {
+        Counter {
+            range,
+            ..Counter::default()
+        }
+    }
+
+    /// The energy since the first reading, J.
+    pub fn advance(&mut self, raw: u64) -> Result<f64, String> {
+        let Some(last) = self.last.replace(raw) else {
+            return Ok(0.0);
+        };
+        if raw >= last {
+            self.total_uj += raw - last;
+        } else {
+            match self.range.filter(|r| *r > last) {
+                Some(r) => self.total_uj += r - last + raw,
+                None => {
+                    return Err(format!(
+                        "energy counter went backwards ({last} -> {raw} uJ)"
+                    ));
+                }
+            }
+        }
+        Ok(self.total_uj as f64 / 1e6)
+    }
+}
+
 /// One reading of a source; a field it does not have is None.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Reading {

@@ -6,8 +6,7 @@
 //!
 //! [`NvmlApi`] is the seam: the real library behind it here, a scripted fake in the tests.
 
-use super::sysfs::{Counter, GPU_MAX_W};
-use super::{Reading, Source};
+use super::{Counter, GPU_MAX_W, Reading, Source};
 
 /// One set of NVML's raw answers; a query the device does not support is None.
 #[derive(Clone, Debug, Default, PartialEq)]

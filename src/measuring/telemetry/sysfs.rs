@@ -9,17 +9,11 @@
 //!   AMD CPUs have them too), else the `amd_energy` hwmon's socket counters; the cores'
 //!   clocks from cpufreq.
 
-use super::{Reading, Source};
+use super::{CPU_MAX_W, Counter, GPU_MAX_W, Reading, Source};
 use crate::energy::SourceNote;
 use crate::model::AdapterSummary;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-
-/// The highest board power any GPU reports (B300, MI355X: 1,400 W), with room: a reading
-/// above it is garbage.
-pub const GPU_MAX_W: f64 = 2000.0;
-/// The same for a CPU socket's package (the largest server parts: 500 W), for all sockets.
-pub const CPU_MAX_W: f64 = 4000.0;
 
 /// A number read from a sysfs file; Err says which file and what went wrong.
 pub fn read_num(path: &Path) -> Result<f64, String> {
@@ -39,44 +33,6 @@ pub fn read_num(path: &Path) -> Result<f64, String> {
                 crate::text::prefix(t, 40)
             )
         })
-}
-
-/// An energy counter in microjoules, unwrapped: a counter that wraps at a known range
-/// continues; one that goes backwards otherwise is a gap (and restarts from there).
-#[derive(Clone, Debug, Default)]
-pub struct Counter {
-    last: Option<u64>,
-    total_uj: u64,
-    range: Option<u64>,
-}
-
-impl Counter {
-    pub fn wrapping_at(range: Option<u64>) -> Counter {
-        Counter {
-            range,
-            ..Counter::default()
-        }
-    }
-
-    /// The energy since the first reading, J.
-    pub fn advance(&mut self, raw: u64) -> Result<f64, String> {
-        let Some(last) = self.last.replace(raw) else {
-            return Ok(0.0);
-        };
-        if raw >= last {
-            self.total_uj += raw - last;
-        } else {
-            match self.range.filter(|r| *r > last) {
-                Some(r) => self.total_uj += r - last + raw,
-                None => {
-                    return Err(format!(
-                        "energy counter went backwards ({last} -> {raw} uJ)"
-                    ));
-                }
-            }
-        }
-        Ok(self.total_uj as f64 / 1e6)
-    }
 }
 
 fn read_counter(path: &Path, c: &mut Counter) -> Result<f64, String> {

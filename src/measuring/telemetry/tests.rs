@@ -1,7 +1,7 @@
 //! The sampler over recorded sysfs trees: amdgpu, xe and RAPL, a counter that wraps, one
 //! that goes backwards, a file that vanishes or reads garbage, a watt past the bound.
 
-use super::sysfs::{Counter, discover};
+use super::sysfs::discover;
 use super::*;
 use std::fs;
 
@@ -128,7 +128,7 @@ fn rapl_reads_the_package_energy_through_a_wrap() {
     let r = samples[0].reading.as_ref().unwrap();
     assert_eq!(r.graphics_mhz, Some(3200.0));
     let refs: Vec<&Sample> = samples.iter().collect();
-    let w = summarise("RAPL", sysfs::CPU_MAX_W, &refs, 1.5);
+    let w = summarise("RAPL", CPU_MAX_W, &refs, 1.5);
     assert_eq!(w.method.as_deref(), Some("energy counter"));
     assert!((w.mean_w.unwrap() - 65.0).abs() < 1e-6, "{w:?}");
     assert!((w.energy_j.unwrap() - 97.5).abs() < 1e-6);
@@ -159,7 +159,7 @@ fn xe_energy_counter_gives_the_mean_and_an_absurd_interval_is_a_gap() {
         });
     }
     let refs: Vec<&Sample> = samples.iter().collect();
-    let w = summarise("xe hwmon", sysfs::GPU_MAX_W, &refs, 2.1);
+    let w = summarise("xe hwmon", GPU_MAX_W, &refs, 2.1);
     assert!((w.mean_w.unwrap() - 150.0).abs() < 1e-6, "{w:?}");
     assert_eq!(w.gaps, 1);
 }
@@ -184,7 +184,7 @@ fn power_at_the_limit_is_called_a_cap_and_watts_past_the_bound_are_dropped() {
         })
         .collect();
     let refs: Vec<&Sample> = s.iter().collect();
-    let w = summarise("amdgpu hwmon", sysfs::GPU_MAX_W, &refs, 0.4);
+    let w = summarise("amdgpu hwmon", GPU_MAX_W, &refs, 0.4);
     assert_eq!(w.mean_w, Some(398.0));
     assert_eq!(w.gaps, 1);
     assert!(w.capped(), "{:?}", w.throttle);
@@ -194,7 +194,7 @@ fn power_at_the_limit_is_called_a_cap_and_watts_past_the_bound_are_dropped() {
         t: 0.0,
         reading: Ok(reading(200.0)),
     }];
-    let w = summarise("amdgpu hwmon", sysfs::GPU_MAX_W, &[&s[0]], 0.1);
+    let w = summarise("amdgpu hwmon", GPU_MAX_W, &[&s[0]], 0.1);
     assert!(!w.capped());
 }
 
