@@ -193,8 +193,17 @@ pub(super) fn main_job(a: args::RunArgs) -> Result<ExitCode> {
     if let Some(code) = interrupted(&outcomes) {
         return Ok(code);
     }
+    // The 2026 question in place of the 7B-at-batch-1 inference scenario: which GPU
+    // serves a dense 70B and a MoE model cheapest at a stated interactivity.
+    let mut asked: Vec<crate::value::scenario::Scenario> = scenarios
+        .scenarios
+        .iter()
+        .filter(|s| s.id != "inference")
+        .cloned()
+        .collect();
+    asked.extend(crate::value::jobs::main_serving()?);
     let mut ranks = Vec::new();
-    for s in &scenarios.scenarios {
+    for s in &asked {
         let r = rank::rank(&checked, s, &results, rank_opts)?;
         say!("{}", report::rank::table(&r, report::rank::View::SHORT));
         // The full report ranks every instance, not only the top of the short answer.

@@ -1147,6 +1147,12 @@ fn run_keeps_each_report_beside_its_results_file() {
     let dir = tempfile::tempdir().unwrap();
     let o = gpuvalue_in(dir.path(), &["run", "-q", "--top", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The main job asks which instance serves a dense 70B and a MoE model cheapest at a
+    // stated interactivity, not a 7B model at batch 1.
+    for job in ["llm-serve-70b-fp8:", "llm-serve-deepseek-r1-fp8:"] {
+        assert!(stdout(&o).contains(job), "no {job} in {}", stdout(&o));
+    }
+    assert!(!stdout(&o).contains("7B-parameter"), "{}", stdout(&o));
     let names: Vec<String> = std::fs::read_dir(dir.path().join("results"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

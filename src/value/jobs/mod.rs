@@ -20,7 +20,7 @@ pub use finetune::Finetune;
 pub use model::{Attention, Model, Moe, Shipped, Sliding, article, params_label};
 pub use precision::{Method, Precision};
 pub use presets::{CONFIG_PRESETS, preset, preset_names};
-pub use serve::{MAX_BATCH, Serve};
+pub use serve::{MAIN_INTERACTIVITY, MAX_BATCH, Serve, main_serving};
 
 use crate::value::scenario::Scenario;
 use anyhow::{Result, bail};

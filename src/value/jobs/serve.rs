@@ -37,10 +37,29 @@ pub struct Serve {
     pub mtp: Option<bool>,
 }
 
+/// The main job's serving question: tokens a second each user reads at (a chat's pace:
+/// well above reading speed, below what a single request gets alone on most GPUs).
+pub const MAIN_INTERACTIVITY: f64 = 30.0;
+
+/// The main job's serving jobs: a dense 70B (Llama 3, served in FP8 as NVIDIA's and
+/// vLLM's published runs serve it) and a MoE model (DeepSeek-R1, FP8 as it ships), a
+/// million chats of 1,024 prompt and 1,024 output tokens at [`MAIN_INTERACTIVITY`].
+pub fn main_serving() -> Result<Vec<Scenario>> {
+    [("70b", Some(Precision::Fp8)), ("deepseek-r1", None)]
+        .into_iter()
+        .map(|(name, precision)| {
+            Serve {
+                interactivity: Some(MAIN_INTERACTIVITY),
+                ..Serve::chats(super::preset(name)?, precision)
+            }
+            .scenario()
+        })
+        .collect()
+}
+
 impl Serve {
     /// A million requests of 1,024 prompt and 1,024 output tokens, nothing else asked.
-    #[cfg(test)]
-    pub(crate) fn for_test(model: Model, precision: Option<Precision>) -> Serve {
+    pub fn chats(model: Model, precision: Option<Precision>) -> Serve {
         Serve {
             model,
             precision,

@@ -44,7 +44,7 @@ fn lora_needs_fewer_flop_and_far_less_memory_than_full() {
 fn serve(model: &str, precision: Option<Precision>) -> Serve {
     Serve {
         requests: 1e5,
-        ..Serve::for_test(preset(model).unwrap(), precision)
+        ..Serve::chats(preset(model).unwrap(), precision)
     }
 }
 

@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn each_gpu_types_curve_is_its_frontier_monotone_and_reached() {
-        let scenario = Serve::for_test(preset("deepseek-r1").unwrap(), None)
+        let scenario = Serve::chats(preset("deepseek-r1").unwrap(), None)
             .scenario()
             .unwrap();
         let c = Catalog::embedded();

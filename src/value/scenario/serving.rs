@@ -441,7 +441,7 @@ impl Serving {
     /// The model in one line, for the notes under a ranking.
     pub fn model_line(&self) -> String {
         format!(
-            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step, a layer and a collective (fitted) + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy{}; the first token after the server's fixed latency, the wait for prefill in a closed loop of clients and the prompt's own prefill; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
+            "a step of B requests per copy takes max(bytes read / (triad bandwidth x fitted share), FLOP / (matrix rate x fitted share)) + fixed costs a step, a layer, a collective and a request (fitted) + the layout's collectives, plus the prompts' prefill interleaved (B x {} / {} prompt tokens a step); reads {} GB of dense weights{}, every request's KV cache ({} MB a token); tokens/s per user = 1 / step, per GPU = B / step / GPUs of the copy{}; the first token after the server's fixed latency, the wait for prefill in a closed loop of clients and the prompt's own prefill; needs the weights and one request's KV cache split over the copy's GPUs plus {WORKSPACE_GB} GB on each",
             self.prompt_tokens,
             self.output_tokens,
             super::round2(self.dense_gb),
