@@ -210,6 +210,10 @@ pub struct BurnArgs {
     /// node_exporter's textfile collector).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Serve the windows so far and the latest power, clock and temperature in the
+    /// Prometheus text format over HTTP on this port (every interface) while it runs.
+    #[arg(long, value_name = "PORT")]
+    pub metrics_port: Option<u16>,
     /// No progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,

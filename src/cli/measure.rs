@@ -115,8 +115,14 @@ pub(super) fn burn_cmd(a: args::BurnArgs) -> Result<ExitCode> {
         inject: a.inject_fault,
         size: a.size,
         vram_mib: a.vram_mib,
+        live: a.metrics_port.map(|_| Default::default()),
     };
     crate::measuring::burn::check_options(&opts)?;
+    // The endpoint answers from now until the burn's outcome is printed.
+    let _server = match (a.metrics_port, &opts.live) {
+        (Some(port), Some(live)) => Some(super::metrics_server::serve(port, live.clone())?),
+        _ => None,
+    };
     if let Some(out) = &a.out {
         crate::measuring::bench::check_writable(out, true)?;
     }

@@ -23,6 +23,7 @@ pub mod args;
 mod catalog;
 mod inputs;
 mod measure;
+mod metrics_server;
 mod value;
 
 use crate::report;

@@ -200,6 +200,72 @@ pub fn burn(runs: &[(&AdapterSummary, &BurnRecord)]) -> String {
     f.render()
 }
 
+/// A burn while it runs (`burn --metrics-port`): each adapter's windows so far and its
+/// latest power, clock and temperature reading.
+pub fn live(adapters: &[crate::measuring::burn::LiveAdapter]) -> String {
+    let mut f = Families::default();
+    for a in adapters {
+        let base = device_labels(&a.adapter);
+        let l = with(&base, &[]);
+        f.add(
+            "gpuvalue_burn_windows_done",
+            "Windows of the sustained load measured so far.",
+            &l,
+            a.windows.len() as f64,
+        );
+        windows(&mut f, &base, &a.windows);
+        if let Some(r) = &a.reading {
+            if let Some(w) = r.power_w {
+                f.add(
+                    "gpuvalue_gpu_power_watts",
+                    "Board (or CPU package) power at the latest reading, watts.",
+                    &l,
+                    w,
+                );
+            }
+            if let Some(c) = r.graphics_mhz {
+                f.add(
+                    "gpuvalue_gpu_graphics_clock_hertz",
+                    "Graphics clock at the latest reading, hertz.",
+                    &l,
+                    c * 1e6,
+                );
+            }
+            if let Some(t) = r.temperature_c {
+                f.add(
+                    "gpuvalue_gpu_temperature_celsius",
+                    "Temperature at the latest reading, degrees Celsius.",
+                    &l,
+                    t,
+                );
+            }
+        }
+    }
+    f.render()
+}
+
+fn windows(f: &mut Families, base: &[(&'static str, String)], ws: &[crate::health::Window]) {
+    for w in ws {
+        let index = (w.index + 1).to_string();
+        let l = with(base, &[("window", index.as_str())]);
+        f.add(
+            "gpuvalue_burn_window_gflops",
+            "A window's FP32 throughput, GFLOPS.",
+            &l,
+            w.gflops,
+        );
+        f.add(
+            "gpuvalue_burn_window_miscompares",
+            "Elements that differed from the reference in the window.",
+            &l,
+            w.miscompares as f64,
+        );
+        if let Some(p) = &w.power {
+            power(f, WINDOW, &l, p);
+        }
+    }
+}
+
 fn burn_one(f: &mut Families, a: &AdapterSummary, r: &BurnRecord) {
     let base = device_labels(a);
     for v in [Verdict::Pass, Verdict::Warn, Verdict::Fail, Verdict::Error] {
@@ -219,25 +285,11 @@ fn burn_one(f: &mut Families, a: &AdapterSummary, r: &BurnRecord) {
             s.steady_gflops,
         );
     }
-    for w in r.load.as_ref().map_or(&[][..], |l| &l.windows[..]) {
-        let index = (w.index + 1).to_string();
-        let l = with(&base, &[("window", index.as_str())]);
-        f.add(
-            "gpuvalue_burn_window_gflops",
-            "A window's FP32 throughput, GFLOPS.",
-            &l,
-            w.gflops,
-        );
-        f.add(
-            "gpuvalue_burn_window_miscompares",
-            "Elements that differed from the reference in the window.",
-            &l,
-            w.miscompares as f64,
-        );
-        if let Some(p) = &w.power {
-            power(f, WINDOW, &l, p);
-        }
-    }
+    windows(
+        f,
+        &base,
+        r.load.as_ref().map_or(&[][..], |l| &l.windows[..]),
+    );
     sources(f, &base, r.telemetry.as_ref());
 }
 

@@ -79,6 +79,7 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
         let file = dir.path().join(format!("{backend}.json"));
         let f = file.to_str().unwrap();
         let metrics = dir.path().join(format!("{backend}.prom"));
+        let port = free_port().to_string();
         let args = [
             "--backend",
             backend,
@@ -88,7 +89,11 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
             f,
             "--metrics",
             metrics.to_str().unwrap(),
+            "--metrics-port",
+            &port,
         ];
+        // The endpoint answers during the burn: scraped from another thread while it runs.
+        let scraper = scrape_while_running(port.parse().unwrap());
         // A software adapter shares a VM's two cores with whatever else the host does: a
         // run disturbed from outside may WARN (never FAIL: every check is exact). One more
         // try, and every verdict is said if neither passes.
@@ -160,6 +165,16 @@ fn a_quiet_quick_burn_passes_on_both_executors_and_is_recorded() {
             .filter(|s| s.metric == "gpuvalue_burn_window_gflops")
             .count();
         assert_eq!(windows, 5);
+        let live = scraper.join().unwrap();
+        let scrape = prometheus_parse::Scrape::parse(live.lines().map(|l| Ok(l.to_string())))
+            .expect("the live endpoint speaks the Prometheus text format");
+        assert!(
+            scrape
+                .samples
+                .iter()
+                .any(|s| s.metric == "gpuvalue_burn_windows_done"),
+            "{live}"
+        );
         let show = gpuvalue(&["show", f]);
         assert!(
             show.status.success(),
@@ -263,4 +278,39 @@ fn a_real_slowdown_partway_warns_with_the_drop() {
         reasons(&r)
     );
     assert!(r["injected"].is_null(), "no injection: a real drop");
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Scrapes `port` until it has answered with at least one finished window (or 3 minutes
+/// pass), returning the last body it got.
+fn scrape_while_running(port: u16) -> std::thread::JoinHandle<String> {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        let mut last = String::new();
+        while std::time::Instant::now() < until {
+            if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+                let mut text = String::new();
+                let _ = c.read_to_string(&mut text);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                    last = body.to_string();
+                    if body.contains("gpuvalue_burn_window_gflops") {
+                        return last;
+                    }
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        last
+    })
 }

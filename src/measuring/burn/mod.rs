@@ -77,6 +77,41 @@ pub struct BurnOptions {
     /// MiB of VRAM to test (default: 90% of the device's memory; a small share of host
     /// memory on a software adapter).
     pub vram_mib: Option<u64>,
+    /// Where each window is published as it ends, for a live metrics endpoint.
+    pub live: Option<Live>,
+}
+
+/// The burn so far, shared with a reader (`burn --metrics-port`): each adapter's windows
+/// and its latest power and clock reading.
+pub type Live = std::sync::Arc<std::sync::Mutex<Vec<LiveAdapter>>>;
+
+/// One adapter's burn so far.
+#[derive(Clone, Debug)]
+pub struct LiveAdapter {
+    pub adapter: AdapterSummary,
+    pub windows: Vec<Window>,
+    pub reading: Option<crate::measuring::telemetry::Reading>,
+}
+
+/// Publishes `windows` and the sampler's latest reading for `adapter`.
+fn publish(
+    live: Option<&Live>,
+    adapter: &AdapterSummary,
+    windows: &[Window],
+    sampler: &crate::measuring::telemetry::Sampler,
+) {
+    let Some(mut v) = live.and_then(|l| l.lock().ok()) else {
+        return;
+    };
+    let now = LiveAdapter {
+        adapter: adapter.clone(),
+        windows: windows.to_vec(),
+        reading: sampler.latest(),
+    };
+    match v.iter_mut().find(|a| a.adapter.index == adapter.index) {
+        Some(a) => *a = now,
+        None => v.push(now),
+    }
 }
 
 /// The run's phases, in seconds.
@@ -479,6 +514,7 @@ fn all_windows(
             .filter(|(x, w)| canonical(x.to_bits()) != **w)
             .count() as u64;
         out.push(win);
+        publish(opts.live.as_ref(), dev.info(), out, at.sampler);
     }
     Ok(true)
 }
