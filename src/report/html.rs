@@ -368,21 +368,102 @@ fn burn_html(s: &mut String, b: &crate::health::BurnRecord) {
         }
         s.push_str("</ul>");
     }
+    if let Some(t) = &b.telemetry {
+        let _ = write!(s, "<p>{}</p>", esc(&t.line()));
+    }
     if let Some(l) = &b.load {
         s.push_str(
-            "<table><tr><th>window</th><th>GFLOPS</th><th>miscompares</th><th>non-finite</th></tr>",
+            "<table><tr><th>window</th><th>GFLOPS</th><th>miscompares</th><th>non-finite</th><th>power and clocks</th></tr>",
         );
         for w in &l.windows {
             let _ = write!(
                 s,
-                "<tr><td>{}{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 w.index + 1,
                 if w.after_idle { " (after idle)" } else { "" },
                 w.gflops,
                 w.miscompares + w.host_mismatches,
-                w.non_finite
+                w.non_finite,
+                esc(&w.power.as_ref().map_or("-".into(), |p| p.line()))
             );
         }
         s.push_str("</table>");
+        burn_charts(s, &l.windows);
+    }
+}
+
+/// The burn's throughput, power and graphics clock window by window, where the sampler
+/// read them: a drop beside its clocks and power.
+fn burn_charts(s: &mut String, windows: &[crate::health::Window]) {
+    type Pick = fn(&crate::health::Window) -> Option<f64>;
+    let charts: [(&str, &str, Pick); 3] = [
+        ("Throughput per window", "GFLOPS", |w| Some(w.gflops)),
+        ("Mean power per window", "W", |w| w.power.as_ref()?.mean_w),
+        ("Median graphics clock per window", "MHz", |w| {
+            Some(w.power.as_ref()?.graphics_mhz?.median)
+        }),
+    ];
+    for (title, unit, pick) in charts {
+        let items: Vec<super::svg::Bar> = windows
+            .iter()
+            .filter_map(|w| {
+                pick(w).map(|value| super::svg::Bar {
+                    label: format!("window {}", w.index + 1),
+                    value,
+                    estimated: false,
+                })
+            })
+            .collect();
+        if items.len() == windows.len() && !items.is_empty() {
+            s.push_str(&super::svg::bars(title, unit, &items));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::energy::{PowerWindow, Spread};
+
+    fn window(i: usize, gflops: f64, power: Option<PowerWindow>) -> crate::health::Window {
+        crate::health::Window {
+            index: i,
+            start_s: i as f64,
+            seconds: 1.0,
+            iterations: 10,
+            gflops,
+            miscompares: 0,
+            non_finite: 0,
+            host_mismatches: 0,
+            after_idle: false,
+            power,
+        }
+    }
+
+    #[test]
+    fn a_burn_charts_power_and_clocks_beside_throughput_where_they_were_read() {
+        let at = |w: f64, mhz: f64| PowerWindow {
+            source: "NVML".into(),
+            mean_w: Some(w),
+            graphics_mhz: Some(Spread {
+                min: mhz,
+                median: mhz,
+                max: mhz,
+            }),
+            ..PowerWindow::default()
+        };
+        let read = [
+            window(0, 100.0, Some(at(690.0, 1980.0))),
+            window(1, 70.0, Some(at(700.0, 1400.0))),
+        ];
+        let mut s = String::new();
+        burn_charts(&mut s, &read);
+        assert!(s.contains("Mean power per window") && s.contains("Median graphics clock"));
+        assert_eq!(s.matches("<svg").count(), 3);
+        // No counter read: throughput alone, no empty power chart.
+        let mut s = String::new();
+        burn_charts(&mut s, &[window(0, 100.0, None), window(1, 99.0, None)]);
+        assert_eq!(s.matches("<svg").count(), 1, "{s}");
+        assert!(!s.contains("power"));
     }
 }

@@ -173,6 +173,33 @@ fn bench_writes_a_results_file_that_show_reads_back() {
     assert!(names.contains(&"latency dispatch round trip"), "{names:?}");
     assert!(v["host"]["cpu_threads"].as_u64().unwrap() >= 1);
     assert!(v["adapter"]["name"].as_str().is_some());
+    // The power and clock sampler ran beside it: every source it tried is named, read or
+    // with the reason it was not, and the table says so; a figure measured while a
+    // counter was read carries its power.
+    let sources = v["telemetry"]["sources"].as_array().expect("telemetry");
+    assert!(!sources.is_empty());
+    for src in sources {
+        assert!(src["read"] == true || src["reason"].is_string(), "{src}");
+    }
+    let read = sources.iter().any(|s| s["read"] == true);
+    assert!(
+        stdout(&o).contains(if read {
+            "power and clocks from"
+        } else {
+            "no power or clock counter read"
+        }),
+        "{}",
+        stdout(&o)
+    );
+    if read {
+        assert!(
+            v["probes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["energy"]["samples"].is_u64())
+        );
+    }
     // At full width: a 100-column table may wrap a name between its words.
     let shown = gpuvalue(&["show", "--wide", out.to_str().unwrap()]);
     assert!(shown.status.success(), "{}", stderr(&shown));
