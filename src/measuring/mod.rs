@@ -17,4 +17,5 @@ pub mod reference;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod run_registry;
 pub mod suite;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod telemetry;

@@ -202,6 +202,7 @@ pub fn burn(runs: &[(&AdapterSummary, &BurnRecord)]) -> String {
 
 /// A burn while it runs (`burn --metrics-port`): each adapter's windows so far and its
 /// latest power, clock and temperature reading.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn live(adapters: &[crate::measuring::burn::LiveAdapter]) -> String {
     let mut f = Families::default();
     for a in adapters {
