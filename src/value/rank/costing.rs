@@ -10,6 +10,8 @@ pub(super) struct Costing<'a> {
     pub(super) figures: &'a [Rate],
     pub(super) resolver: &'a Resolver,
     pub(super) opts: &'a RankOptions,
+    /// Each GPU's board power as results files measured it.
+    pub(super) watts: &'a super::energy::Watts,
 }
 
 /// What costing one catalog instance came to.
@@ -197,7 +199,7 @@ impl Costing<'_> {
         }
         row.timing = Some(d.timing);
         row.spot = d.risk;
-        row.energy = super::energy::of(&row, gpu, self.opts.power);
+        row.energy = super::energy::of(&row, gpu, self.opts.power, self.watts.get(&gpu.id));
         self.add_egress(&mut row)?;
         Ok(Costed::Ranked(Box::new(row), factors))
     }

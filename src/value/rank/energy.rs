@@ -4,8 +4,37 @@
 //! under each job exists yet (a serving step that waits on memory draws less).
 
 use super::RankRow;
-use crate::market::catalog::GpuSpec;
+use crate::market::catalog::{Catalog, GpuSpec};
+use crate::results::ResultsFile;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A GPU's board power under load as a results file measured it: W, and the file.
+pub type Watts = BTreeMap<String, (f64, String)>;
+
+/// Each catalog GPU's measured board power under load: the highest mean power any figure
+/// of its results files drew (a hardware GPU's, matched to the catalog by name), and the
+/// file it came from.
+pub fn measured_watts(catalog: &Catalog, results: &[(String, ResultsFile)]) -> Watts {
+    let mut out = Watts::new();
+    for (name, r) in results.iter().filter(|(_, r)| !r.adapter.software) {
+        let Some(gpu) = catalog.match_adapter(r.catalog_name()) else {
+            continue;
+        };
+        let most = r
+            .probes
+            .iter()
+            .filter_map(|p| p.energy.as_ref()?.mean_w)
+            .filter(|w| w.is_finite() && *w > 0.0)
+            .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))));
+        if let Some(w) = most
+            && out.get(&gpu.id).is_none_or(|(have, _)| w > *have)
+        {
+            out.insert(gpu.id.clone(), (w, name.clone()));
+        }
+    }
+    out
+}
 
 /// What electricity costs where the hardware runs (`--electricity-price`, `--pue`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -23,6 +52,9 @@ pub struct Energy {
     pub watts_per_gpu: f64,
     /// Where that figure comes from.
     pub basis: String,
+    /// Whether the board power was measured (a results file's figures under load).
+    #[serde(default)]
+    pub measured: bool,
     /// GPUs drawing it (every instance's).
     pub gpus: u32,
     /// The GPUs' energy for the job, kWh (busy hours only).
@@ -41,9 +73,26 @@ pub struct Energy {
     pub pue: Option<f64>,
 }
 
-/// The row's energy on `gpu`, where its datasheet gives a board power.
-pub fn of(row: &RankRow, gpu: &GpuSpec, power: Power) -> Option<Energy> {
-    let w = gpu.tdp_w.filter(|w| w.is_finite() && *w > 0.0)?;
+/// The row's energy on `gpu`: at its measured board power where a results file holds one,
+/// else where its datasheet gives one.
+pub fn of(
+    row: &RankRow,
+    gpu: &GpuSpec,
+    power: Power,
+    measured: Option<&(f64, String)>,
+) -> Option<Energy> {
+    let (w, basis, is_measured) = match measured {
+        Some((w, file)) => (
+            *w,
+            format!("measured: the highest mean power of a figure in {file}"),
+            true,
+        ),
+        None => (
+            gpu.tdp_w.filter(|w| w.is_finite() && *w > 0.0)?,
+            format!("{}'s datasheet board power (TDP), an upper bound", gpu.name),
+            false,
+        ),
+    };
     let (instances, busy) = row.steady.map_or((1, 1.0), |s| (s.instances, s.load));
     let gpus = row.gpu_count * row.nodes.max(1) * instances.max(1);
     let kwh = f64::from(gpus) * w * row.hours_per_job * busy / 1e3;
@@ -57,7 +106,8 @@ pub fn of(row: &RankRow, gpu: &GpuSpec, power: Power) -> Option<Energy> {
         .map(|p| kwh * power.pue.unwrap_or(1.0) * p);
     Some(Energy {
         watts_per_gpu: w,
-        basis: format!("{}'s datasheet board power (TDP), an upper bound", gpu.name),
+        basis,
+        measured: is_measured,
         gpus,
         kwh_per_job: kwh,
         joules_per_token,
@@ -125,7 +175,7 @@ mod tests {
             price_per_kwh: Some(0.1),
             pue: Some(1.5),
         };
-        let e = of(&row, &gpu, power).unwrap();
+        let e = of(&row, &gpu, power, None).unwrap();
         let gpus = f64::from(row.gpu_count * 2);
         assert!((e.kwh_per_job - gpus * w * 3.0 / 1e3).abs() < 1e-9);
         assert!((e.electricity_cost_per_job.unwrap() - e.kwh_per_job * 0.15).abs() < 1e-9);
@@ -136,13 +186,44 @@ mod tests {
             load: 0.5,
         });
         row.nodes = 1;
-        let e = of(&row, &gpu, Power::default()).unwrap();
+        let e = of(&row, &gpu, Power::default(), None).unwrap();
         let gpus = f64::from(row.gpu_count * 3);
         assert!((e.kwh_per_job - gpus * w * 3.0 * 0.5 / 1e3).abs() < 1e-9);
         assert!(e.electricity_cost_per_job.is_none());
         // No datasheet power: no energy rather than a guess.
         let mut bare = gpu.clone();
         bare.tdp_w = None;
-        assert!(of(&row, &bare, power).is_none());
+        assert!(of(&row, &bare, power, None).is_none());
+        // A results file's measured watts replace the datasheet's, marked measured.
+        let e = of(&row, &bare, power, Some(&(412.0, "h100.json".into()))).unwrap();
+        assert!(e.measured && e.watts_per_gpu == 412.0 && e.basis.contains("h100.json"));
+    }
+
+    #[test]
+    fn the_measured_watts_are_a_hardware_gpu_files_highest_figure_power() {
+        let catalog = crate::market::catalog::Catalog::embedded();
+        let mut r = ResultsFile::parse(include_str!(
+            "../../../tests/fixtures/results-lavapipe.json"
+        ))
+        .unwrap();
+        let window = |w: f64| crate::energy::PowerWindow {
+            source: "NVML".into(),
+            mean_w: Some(w),
+            ..Default::default()
+        };
+        r.probes[0].energy = Some(window(380.0));
+        r.probes[1].energy = Some(window(655.0));
+        // A software adapter's watts are the CPU's: never a GPU's.
+        let files = vec![("cpu.json".to_string(), r.clone())];
+        assert!(measured_watts(&catalog, &files).is_empty());
+        r.adapter.software = false;
+        r.adapter.name = "NVIDIA H100 80GB HBM3".into();
+        let files = vec![("h100.json".to_string(), r)];
+        let w = measured_watts(&catalog, &files);
+        let (gpu, (watts, file)) = w.iter().next().unwrap();
+        assert_eq!(
+            (gpu.as_str(), *watts, file.as_str()),
+            ("h100-sxm", 655.0, "h100.json")
+        );
     }
 }

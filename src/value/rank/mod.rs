@@ -358,6 +358,7 @@ pub fn rank(
         measured_figures(catalog, scenario, &figures, results, opts, &mut notes);
     let derived = derived_factors(catalog, &figures, &measured);
     let resolver = Resolver::new(measured, derived, embedded_calibration());
+    let watts = energy::measured_watts(catalog, results);
     let costing = Costing {
         catalog,
         findings,
@@ -365,6 +366,7 @@ pub fn rank(
         figures: &figures,
         resolver: &resolver,
         opts,
+        watts: &watts,
     };
     serve::check_measured(catalog, scenario, &opts.serving.results)?;
     let (mut rows, excluded, efficiencies) = cost_every_instance(&costing)?;
