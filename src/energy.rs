@@ -132,6 +132,14 @@ pub struct PowerWindow {
     pub memory_mhz: Option<Spread>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature_c: Option<Spread>,
+    /// Share of time the GPU was busy, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilisation_pct: Option<Spread>,
+    /// Fan speed in revolutions a minute (hwmon) or percent of its maximum (NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_rpm: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_pct: Option<Spread>,
     /// The power limit the device reported, W.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_limit_w: Option<f64>,
@@ -178,6 +186,9 @@ impl PowerWindow {
         }
         if let Some(t) = self.temperature_c {
             parts.push(format!("{:.0} C", t.max));
+        }
+        if let Some(u) = self.utilisation_pct {
+            parts.push(format!("{:.0}% busy", u.median));
         }
         let mut s = if parts.is_empty() {
             format!("no reading in {:.1} s", self.seconds)

@@ -80,6 +80,11 @@ pub struct Reading {
     /// The temperature at which the device slows down, C.
     pub thermal_limit_c: Option<f64>,
     pub max_graphics_mhz: Option<f64>,
+    /// Share of time the GPU was busy, percent.
+    pub utilisation_pct: Option<f64>,
+    /// Fan speed: revolutions a minute (hwmon) or percent of its maximum (NVML).
+    pub fan_rpm: Option<f64>,
+    pub fan_pct: Option<f64>,
     /// Throttle reasons the driver reports now.
     pub throttle: Vec<String>,
 }
@@ -284,6 +289,9 @@ pub fn summarise(source: &str, max_w: f64, samples: &[&Sample], seconds: f64) ->
         graphics_mhz: series(|r| r.graphics_mhz),
         memory_mhz: series(|r| r.memory_mhz),
         temperature_c: series(|r| r.temperature_c),
+        utilisation_pct: series(|r| r.utilisation_pct),
+        fan_rpm: series(|r| r.fan_rpm),
+        fan_pct: series(|r| r.fan_pct),
         power_limit_w: last(|r| r.power_limit_w),
         max_graphics_mhz: last(|r| r.max_graphics_mhz),
         throttle: Vec::new(),

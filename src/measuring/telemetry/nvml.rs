@@ -21,6 +21,10 @@ pub struct NvRaw {
     pub power_limit_mw: Option<u32>,
     /// `nvmlClocksEventReason*` bits.
     pub reasons: Option<u64>,
+    /// Percent of the last sample period a kernel ran.
+    pub utilisation_pct: Option<u32>,
+    /// The first fan's speed, percent of its maximum.
+    pub fan_pct: Option<u32>,
 }
 
 /// What the sampler asks of NVML.
@@ -90,6 +94,9 @@ impl<A: NvmlApi> Source for NvmlSource<A> {
             power_limit_w: r.power_limit_mw.map(|mw| f64::from(mw) / 1e3),
             thermal_limit_c: f(r.slowdown_c),
             max_graphics_mhz: f(r.max_graphics_mhz),
+            utilisation_pct: f(r.utilisation_pct),
+            fan_rpm: None,
+            fan_pct: f(r.fan_pct),
             throttle: reason_names(r.reasons.unwrap_or(0)),
         })
     }
@@ -123,6 +130,8 @@ impl NvmlApi for RealNvml {
             slowdown_c: d.temperature_threshold(TemperatureThreshold::Slowdown).ok(),
             power_limit_mw: d.enforced_power_limit().ok(),
             reasons: d.current_throttle_reasons().ok().map(|r| r.bits()),
+            utilisation_pct: d.utilization_rates().ok().map(|u| u.gpu),
+            fan_pct: d.fan_speed(0).ok(),
         })
     }
 }
@@ -143,6 +152,8 @@ pub fn open(bus: &str) -> Result<(NvmlSource<RealNvml>, Vec<String>), String> {
         ("graphics clock", first.graphics_mhz.is_some()),
         ("memory clock", first.memory_mhz.is_some()),
         ("temperature", first.temperature_c.is_some()),
+        ("utilisation", first.utilisation_pct.is_some()),
+        ("fan", first.fan_pct.is_some()),
         ("throttle reasons", true),
     ] {
         if has {
@@ -178,6 +189,8 @@ mod tests {
             slowdown_c: Some(90),
             power_limit_mw: Some(700_000),
             reasons: Some(reasons),
+            utilisation_pct: Some(100),
+            fan_pct: None,
         }
     }
 
@@ -195,6 +208,7 @@ mod tests {
         assert_eq!(r.energy_j, Some(0.0));
         assert_eq!(r.power_limit_w, Some(700.0));
         assert_eq!(r.max_graphics_mhz, Some(1980.0));
+        assert_eq!(r.utilisation_pct, Some(100.0));
         assert!(r.throttle.is_empty(), "idle is no reason: {:?}", r.throttle);
         let r = s.read().unwrap();
         assert_eq!(r.energy_j, Some(70.0));

@@ -68,6 +68,8 @@ impl GpuHwmon {
             ("graphics clock", has("freq1_input")),
             ("memory clock", has("freq2_input")),
             ("temperature", has("temp1_input")),
+            ("utilisation", self.device.join("gpu_busy_percent").exists()),
+            ("fan", has("fan1_input")),
         ]
         .iter()
         .filter(|(_, h)| *h)
@@ -109,6 +111,9 @@ impl Source for GpuHwmon {
                 .or_else(|| self.optional("power1_max", 1e-6)),
             thermal_limit_c: self.optional("temp1_crit", 1e-3),
             max_graphics_mhz: top_dpm_mhz(&self.device.join("pp_dpm_sclk")),
+            utilisation_pct: read_num(&self.device.join("gpu_busy_percent")).ok(),
+            fan_rpm: self.optional("fan1_input", 1.0),
+            fan_pct: None,
             throttle: Vec::new(),
         })
     }

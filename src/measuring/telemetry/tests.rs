@@ -41,6 +41,8 @@ fn amdgpu(root: &Path) -> PathBuf {
         &format!("{dev}/pp_dpm_sclk"),
         "0: 500Mhz\n1: 1500Mhz\n2: 2100Mhz *\n",
     );
+    write(root, &format!("{dev}/gpu_busy_percent"), "97\n");
+    write(root, &format!("{h}/fan1_input"), "2150\n");
     root.join(h)
 }
 
@@ -61,6 +63,8 @@ fn amdgpu_hwmon_reads_exact_watts_clocks_and_limits() {
     assert_eq!(r.temperature_c, Some(71.0));
     assert_eq!(r.power_limit_w, Some(750.0));
     assert_eq!(r.max_graphics_mhz, Some(2100.0));
+    assert_eq!(r.utilisation_pct, Some(97.0));
+    assert_eq!(r.fan_rpm, Some(2150.0));
     // Garbage and a vanished file are gaps with their reason, and the next read recovers.
     fs::write(h.join("power1_average"), "N/A\n").unwrap();
     assert!(src.read().unwrap_err().contains("is not a number"));
