@@ -82,22 +82,13 @@ pub struct Spread {
 }
 
 impl Spread {
-    pub fn of(mut v: Vec<f64>) -> Option<Spread> {
-        v.retain(|x| x.is_finite());
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
+    pub fn of(v: Vec<f64>) -> Option<Spread> {
+        let median = crate::stats::median(v.iter().copied())?;
+        let finite = v.iter().copied().filter(|x| x.is_finite());
         Some(Spread {
-            min: v[0],
+            min: finite.clone().fold(f64::INFINITY, f64::min),
             median,
-            max: v[n - 1],
+            max: finite.fold(f64::NEG_INFINITY, f64::max),
         })
     }
 }

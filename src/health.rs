@@ -118,6 +118,25 @@ pub struct Window {
     pub power: Option<crate::energy::PowerWindow>,
 }
 
+impl Window {
+    /// Window `i` of a second at `gflops`, clean, no power read (the tests' fixture).
+    #[cfg(test)]
+    pub(crate) fn for_test(i: usize, gflops: f64) -> Window {
+        Window {
+            index: i,
+            start_s: i as f64,
+            seconds: 1.0,
+            iterations: 10,
+            gflops,
+            miscompares: 0,
+            non_finite: 0,
+            host_mismatches: 0,
+            after_idle: false,
+            power: None,
+        }
+    }
+}
+
 /// The sustained load: what ran and its windows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoadRecord {
@@ -527,18 +546,7 @@ mod tests {
     use super::*;
 
     fn window(i: usize, gflops: f64) -> Window {
-        Window {
-            index: i,
-            start_s: i as f64,
-            seconds: 1.0,
-            iterations: 10,
-            gflops,
-            miscompares: 0,
-            non_finite: 0,
-            host_mismatches: 0,
-            after_idle: false,
-            power: None,
-        }
+        Window::for_test(i, gflops)
     }
 
     fn record(rates: &[f64], t: Thresholds) -> BurnRecord {

@@ -427,16 +427,8 @@ mod tests {
 
     fn window(i: usize, gflops: f64, power: Option<PowerWindow>) -> crate::health::Window {
         crate::health::Window {
-            index: i,
-            start_s: i as f64,
-            seconds: 1.0,
-            iterations: 10,
-            gflops,
-            miscompares: 0,
-            non_finite: 0,
-            host_mismatches: 0,
-            after_idle: false,
             power,
+            ..crate::health::Window::for_test(i, gflops)
         }
     }
 

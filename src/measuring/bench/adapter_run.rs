@@ -440,11 +440,7 @@ impl<'a> AdapterRun<'a> {
             b.finish_and_clear();
         }
         suite::finish(&mut self.results);
-        let sampler = std::mem::replace(
-            &mut self.sampler,
-            crate::measuring::telemetry::Sampler::start(None, Vec::new(), Duration::ZERO),
-        );
-        self.results.telemetry = Some(sampler.finish());
+        self.results.telemetry = Some(self.sampler.finish());
         self.results.save(&self.path)?;
         if self.dead.is_some()
             && matches!(self.exec.gpu().and_then(Gpu::halted), Some(Halt::Wedged(_)))

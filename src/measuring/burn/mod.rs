@@ -396,7 +396,7 @@ fn burn_one(
         dev.info().name
     ));
     let (a, b, want) = exact_inputs(n, &mut Rng::fresh());
-    let sampler = crate::measuring::telemetry::Sampler::for_adapter(
+    let mut sampler = crate::measuring::telemetry::Sampler::for_adapter(
         dev.info(),
         std::path::Path::new("/"),
         crate::measuring::telemetry::PERIOD,

@@ -198,7 +198,7 @@ impl Sampler {
     }
 
     /// Stops the thread; the record of what was read.
-    pub fn finish(mut self) -> TelemetryInfo {
+    pub fn finish(&mut self) -> TelemetryInfo {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
             let _ = h.join();

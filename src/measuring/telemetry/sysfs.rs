@@ -47,8 +47,11 @@ fn read_counter(path: &Path, c: &mut Counter) -> Result<f64, String> {
 pub struct GpuHwmon {
     driver: String,
     hwmon: PathBuf,
-    device: PathBuf,
     energy: Option<Counter>,
+    /// The top graphics clock (`pp_dpm_sclk`'s last state): fixed, so read once.
+    max_graphics_mhz: Option<f64>,
+    /// The device's busy share file (amdgpu's `gpu_busy_percent`).
+    busy: PathBuf,
 }
 
 impl GpuHwmon {
@@ -68,7 +71,7 @@ impl GpuHwmon {
             ("graphics clock", has("freq1_input")),
             ("memory clock", has("freq2_input")),
             ("temperature", has("temp1_input")),
-            ("utilisation", self.device.join("gpu_busy_percent").exists()),
+            ("utilisation", self.busy.exists()),
             ("fan", has("fan1_input")),
         ]
         .iter()
@@ -110,8 +113,8 @@ impl Source for GpuHwmon {
                 .optional("power1_cap", 1e-6)
                 .or_else(|| self.optional("power1_max", 1e-6)),
             thermal_limit_c: self.optional("temp1_crit", 1e-3),
-            max_graphics_mhz: top_dpm_mhz(&self.device.join("pp_dpm_sclk")),
-            utilisation_pct: read_num(&self.device.join("gpu_busy_percent")).ok(),
+            max_graphics_mhz: self.max_graphics_mhz,
+            utilisation_pct: read_num(&self.busy).ok(),
             fan_rpm: self.optional("fan1_input", 1.0),
             fan_pct: None,
             throttle: Vec::new(),
@@ -247,8 +250,9 @@ fn gpu_source(
         let mut src = GpuHwmon {
             driver: driver.clone(),
             hwmon: hwmon.clone(),
-            device: device.clone(),
             energy,
+            max_graphics_mhz: top_dpm_mhz(&device.join("pp_dpm_sclk")),
+            busy: device.join("gpu_busy_percent"),
         };
         let name = src.name();
         match src.read() {

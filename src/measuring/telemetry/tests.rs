@@ -241,7 +241,7 @@ fn the_sampler_thread_reads_beside_the_run_and_keeps_going_through_gaps() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let h = amdgpu(root);
-    let s = Sampler::for_adapter(
+    let mut s = Sampler::for_adapter(
         &adapter(Some(BUS), 0x1002, false),
         root,
         Duration::from_millis(10),

@@ -180,12 +180,40 @@ fn price_lines(r: &RankReport, shown: usize) -> Vec<String> {
     v.extend(egress_line(r, shown));
     v.extend(spot_line(r));
     v.extend(budget_line(r));
-    v.extend(
-        r.rows
-            .first()
-            .and_then(|x| crate::value::rank::energy::line(x, &r.currency)),
-    );
+    v.extend(r.rows.first().and_then(|x| energy_line(x, &r.currency)));
     v
+}
+
+/// The first row's energy for its job, per token where it serves, and its electricity's
+/// cost where a price was given.
+fn energy_line(row: &crate::value::rank::RankRow, currency: &str) -> Option<String> {
+    use crate::report::fmt::sig;
+    let e = row.energy.as_ref()?;
+    let mut s = format!(
+        "Energy: row {} draws {} kWh a job ({} GPUs at {:.0} W each: {})",
+        row.place,
+        sig(e.kwh_per_job),
+        e.gpus,
+        e.watts_per_gpu,
+        e.basis
+    );
+    if let Some(j) = e.joules_per_token {
+        s.push_str(&format!(
+            ", {} J per output token ({} kWh per million)",
+            sig(j),
+            sig(j * 1e6 / 3.6e6)
+        ));
+    }
+    if let (Some(c), Some(p)) = (e.electricity_cost_per_job, e.price_per_kwh) {
+        s.push_str(&format!(
+            "; its electricity at {} {currency}/kWh x PUE {}: {} {currency} a job",
+            sig(p),
+            e.pue.unwrap_or(1.0),
+            sig(c)
+        ));
+    }
+    s.push('.');
+    Some(s)
 }
 
 /// How spot's time and cost were reached, when the ranking is by spot price.

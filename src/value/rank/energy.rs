@@ -117,46 +117,6 @@ pub fn of(
     })
 }
 
-/// The notes' line for the first row: its energy, per token where it serves, and the
-/// electricity's cost where a price was given.
-pub fn line(row: &RankRow, currency: &str) -> Option<String> {
-    let e = row.energy.as_ref()?;
-    let mut s = format!(
-        "Energy: row {} draws {} kWh a job ({} GPUs at {:.0} W each: {})",
-        row.place,
-        sig(e.kwh_per_job),
-        e.gpus,
-        e.watts_per_gpu,
-        e.basis
-    );
-    if let Some(j) = e.joules_per_token {
-        s.push_str(&format!(
-            ", {} J per output token ({} kWh per million)",
-            sig(j),
-            sig(j * 1e6 / 3.6e6)
-        ));
-    }
-    if let (Some(c), Some(p)) = (e.electricity_cost_per_job, e.price_per_kwh) {
-        s.push_str(&format!(
-            "; its electricity at {} {currency}/kWh x PUE {}: {} {currency} a job",
-            sig(p),
-            e.pue.unwrap_or(1.0),
-            sig(c)
-        ));
-    }
-    s.push('.');
-    Some(s)
-}
-
-/// Three significant figures.
-fn sig(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let d = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.d$}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
