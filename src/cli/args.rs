@@ -218,8 +218,9 @@ pub struct BurnArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// For testing the tool: miscompare[@N] (product N changed before its check),
-    /// vram-flip (one bit of VRAM flipped) or slowdown (the load idles a third of the time
-    /// from the middle window on).
+    /// vram-flip (one bit of VRAM flipped), slowdown (the load idles two thirds of the time
+    /// from the middle window on, scripted telemetry at full clocks: a fault) or power-cap
+    /// (the same slowdown, scripted telemetry at the power limit with the clock down: a cap).
     #[arg(long, value_name = "FAULT")]
     pub inject_fault: Option<crate::measuring::burn::BurnFault>,
     #[command(flatten)]

@@ -228,13 +228,26 @@ fn injected_faults_give_their_verdicts_on_both_executors() {
             "{}",
             reasons(&r)
         );
-        let (code, r, _) = run("slowdown");
-        assert_eq!(code, 3, "{backend}: {}", reasons(&r));
-        assert!(
-            reasons(&r).contains("sustained throughput drop of"),
-            "{}",
-            reasons(&r)
-        );
+        // A slowdown at full clocks is a fault; the same slowdown at the power limit with
+        // the clock down is a cap. The telemetry is the injection's script, named as such.
+        for (fault, cause) in [
+            ("slowdown", "a fault, not a cap"),
+            ("power-cap", "a cap, not a fault"),
+        ] {
+            let (code, r, _) = run(fault);
+            assert_eq!(code, 3, "{backend} {fault}: {}", reasons(&r));
+            assert!(
+                reasons(&r).contains("sustained throughput drop of")
+                    && reasons(&r).contains(cause),
+                "{fault}: {}",
+                reasons(&r)
+            );
+            let source = &r["telemetry"]["sources"][0];
+            assert_eq!(source["source"], format!("scripted ({fault})"), "{r}");
+            if fault == "power-cap" {
+                assert!(reasons(&r).contains("power cap (400 of 400 W)"), "{}", reasons(&r));
+            }
+        }
     }
 }
 

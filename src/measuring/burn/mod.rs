@@ -16,6 +16,8 @@ use crate::measuring::reference::Rng;
 use crate::model::AdapterSummary;
 use anyhow::{Result, bail};
 use device::{BurnDevice, WgpuBurn};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// A fault injected to test the tool itself.
@@ -26,8 +28,12 @@ pub enum BurnFault {
     Miscompare(u64),
     /// One bit of one VRAM word flipped after it was written: FAIL with its address.
     VramFlip,
-    /// From the middle window on, the load idles two thirds of the time: WARN with the drop.
+    /// From the middle window on, the load idles two thirds of the time, with scripted
+    /// telemetry at full clocks and below the power limit: WARN, a fault, not a cap.
     Slowdown,
+    /// The same slowdown with scripted telemetry at the power limit and the clock down:
+    /// WARN, a cap, not a fault.
+    PowerCap,
 }
 
 impl std::str::FromStr for BurnFault {
@@ -44,8 +50,9 @@ impl std::str::FromStr for BurnFault {
             "miscompare" => Ok(BurnFault::Miscompare(3)),
             "vram-flip" => Ok(BurnFault::VramFlip),
             "slowdown" => Ok(BurnFault::Slowdown),
+            "power-cap" => Ok(BurnFault::PowerCap),
             _ => Err(format!(
-                "unknown fault `{s}`: expected miscompare[@N], vram-flip or slowdown"
+                "unknown fault `{s}`: expected miscompare[@N], vram-flip, slowdown or power-cap"
             )),
         }
     }
@@ -57,6 +64,7 @@ impl std::fmt::Display for BurnFault {
             BurnFault::Miscompare(n) => write!(f, "miscompare@{n}"),
             BurnFault::VramFlip => f.write_str("vram-flip"),
             BurnFault::Slowdown => f.write_str("slowdown"),
+            BurnFault::PowerCap => f.write_str("power-cap"),
         }
     }
 }
@@ -396,11 +404,8 @@ fn burn_one(
         dev.info().name
     ));
     let (a, b, want) = exact_inputs(n, &mut Rng::fresh());
-    let mut sampler = crate::measuring::telemetry::Sampler::for_adapter(
-        dev.info(),
-        std::path::Path::new("/"),
-        crate::measuring::telemetry::PERIOD,
-    );
+    let slowed = Arc::new(AtomicBool::new(false));
+    let mut sampler = sampler_for(dev.info(), opts.inject, &slowed);
     let t0 = Instant::now();
     let warm_end = t0 + Duration::from_secs_f64(sched.warmup_s);
     let kernel = dev.prepare_load(
@@ -429,6 +434,7 @@ fn burn_one(
         warm,
         t0,
         sampler: &sampler,
+        slowed: &slowed,
     };
     let all = all_windows(dev, opts, sched, &running, &mut load.windows, progress)?;
     record.telemetry = Some(sampler.finish());
@@ -461,6 +467,29 @@ struct Running<'a> {
     warm: (u64, u64),
     t0: Instant,
     sampler: &'a crate::measuring::telemetry::Sampler,
+    /// Set when an injected slowdown starts (the scripted telemetry follows it).
+    slowed: &'a AtomicBool,
+}
+
+/// The sampler beside a burn: the device's sources, or with an injected slowdown or power
+/// cap the script that reports what a GPU would beside it (named as a script).
+fn sampler_for(
+    info: &AdapterSummary,
+    inject: Option<BurnFault>,
+    slowed: &Arc<AtomicBool>,
+) -> crate::measuring::telemetry::Sampler {
+    use crate::measuring::telemetry::{PERIOD, Sampler, scripted::Scripted};
+    match inject {
+        Some(f @ (BurnFault::Slowdown | BurnFault::PowerCap)) => {
+            let s = Scripted {
+                slowed: slowed.clone(),
+                cap: f == BurnFault::PowerCap,
+            };
+            let note = s.note();
+            Sampler::start(Some(Box::new(s)), vec![note], PERIOD)
+        }
+        _ => Sampler::for_adapter(info, std::path::Path::new("/"), PERIOD),
+    }
 }
 
 /// The schedule's windows one after another (an idle gap before the last where it has one),
@@ -488,7 +517,11 @@ fn all_windows(
             std::thread::sleep(Duration::from_secs_f64(sched.gap_s));
         }
         progress(&format!("window {}/{}", w + 1, sched.windows));
-        let slow = opts.inject == Some(BurnFault::Slowdown) && w >= sched.windows / 2;
+        let slow = matches!(opts.inject, Some(BurnFault::Slowdown | BurnFault::PowerCap))
+            && w >= sched.windows / 2;
+        if slow {
+            at.slowed.store(true, Ordering::Relaxed);
+        }
         let from = at.sampler.now();
         let mut win = window(
             dev,

@@ -9,6 +9,7 @@
 //! (lavapipe, PoCL) the powercap RAPL package zones and `amd_energy` ([`sysfs`]).
 
 pub mod nvml;
+pub mod scripted;
 pub mod sysfs;
 
 use crate::energy::{PowerWindow, SourceNote, Spread, TelemetryInfo};
