@@ -20,6 +20,41 @@ pub struct TelemetryInfo {
     pub gaps: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gap_reasons: Vec<String>,
+    /// The highest watt a reading may show; past it a reading is a gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<PowerBound>,
+}
+
+/// The physical bound on a power reading: 1.5x the GPU's datasheet board power where the
+/// catalog knows it (transients above the rating are short and averaged by the drivers),
+/// else the largest board or socket there is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerBound {
+    pub max_w: f64,
+    /// The datasheet board power it comes from, W per adapter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datasheet_w: Option<f64>,
+}
+
+impl PowerBound {
+    /// The margin over the datasheet board power a reading may reach.
+    pub const MARGIN: f64 = 1.5;
+
+    /// In words: `above 1050 W (1.5x the datasheet's 700 W) a reading is a gap`.
+    pub fn line(&self) -> String {
+        match self.datasheet_w {
+            Some(d) => format!(
+                "above {:.0} W ({}x the datasheet's {d:.0} W) a reading is a gap",
+                self.max_w,
+                Self::MARGIN
+            ),
+            None => format!(
+                "above {:.0} W a reading is a gap (no datasheet board power known)",
+                self.max_w
+            ),
+        }
+    }
 }
 
 impl TelemetryInfo {
@@ -32,11 +67,13 @@ impl TelemetryInfo {
     pub fn line(&self) -> String {
         match self.read() {
             Some(s) => format!(
-                "power and clocks from {} ({}; {}), every {} ms",
+                "power and clocks from {} ({}; {}), every {} ms{}",
                 s.source,
                 s.device,
                 s.counters.join(", "),
-                (self.period_s * 1e3).round()
+                (self.period_s * 1e3).round(),
+                self.bound
+                    .map_or(String::new(), |b| format!("; {}", b.line()))
             ),
             None if self.sources.is_empty() => "no power or clock source tried".into(),
             None => format!(

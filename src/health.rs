@@ -282,6 +282,9 @@ pub struct Expectation {
     pub expected_gflops: f64,
     /// Where the expectation's factor comes from.
     pub basis: String,
+    /// The datasheet board power per adapter, W: the telemetry's bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_w: Option<f64>,
 }
 
 /// One GPU's acceptance test, as the results file and `--format json` carry it.
@@ -703,6 +706,7 @@ mod tests {
                 datasheet_gflops: 200.0,
                 expected_gflops: 100.0,
                 basis: "b".into(),
+                board_w: None,
             });
             judged(r)
         };

@@ -737,6 +737,7 @@ impl BenchArgs {
             args,
             // Checked against the catalog by the caller.
             instance: None,
+            board_power: Some(crate::value::calibration::board_power_w),
         }
     }
 }

@@ -177,6 +177,7 @@ pub(super) fn main_job(a: args::RunArgs) -> Result<ExitCode> {
     let mut opts = bench::BenchOptions::quick(a.select.adapter, a.select.backend);
     opts.out = a.out;
     opts.quiet = a.quiet;
+    opts.board_power = Some(crate::value::calibration::board_power_w);
     crate::interrupt::install();
     let outcomes = bench::run(&opts)?;
     let mut failed = false;

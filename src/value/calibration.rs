@@ -511,15 +511,7 @@ pub fn burn_expectation(
     calibration: &CalibrationFile,
     info: &AdapterSummary,
 ) -> Option<Expectation> {
-    if info.software {
-        return None;
-    }
-    let gpu = catalog.match_adapter(&info.name).or_else(|| {
-        let o = info.opencl.as_ref()?;
-        catalog
-            .match_adapter(o.board_name.as_deref().unwrap_or(&o.device_name))
-            .or_else(|| catalog.match_adapter(&o.device_name))
-    })?;
+    let gpu = catalog_gpu(catalog, info)?;
     let sheet = Rate::MatmulF32.datasheet(gpu)?.value / f64::from(gpu.adapters());
     let factor = calibration
         .factor(Rate::MatmulF32, gpu)
@@ -529,5 +521,30 @@ pub fn burn_expectation(
         datasheet_gflops: sheet,
         expected_gflops: sheet * factor.value,
         basis: format!("{:.2} x datasheet FP32 ({})", factor.value, factor.basis),
+        board_w: board_w(gpu),
     })
+}
+
+/// The catalog GPU a hardware adapter is (by its name, or its OpenCL board or device name);
+/// None for a software adapter.
+fn catalog_gpu<'c>(catalog: &'c Catalog, info: &AdapterSummary) -> Option<&'c GpuSpec> {
+    if info.software {
+        return None;
+    }
+    catalog.match_adapter(&info.name).or_else(|| {
+        let o = info.opencl.as_ref()?;
+        catalog
+            .match_adapter(o.board_name.as_deref().unwrap_or(&o.device_name))
+            .or_else(|| catalog.match_adapter(&o.device_name))
+    })
+}
+
+fn board_w(gpu: &GpuSpec) -> Option<f64> {
+    gpu.tdp_w.map(|w| w / f64::from(gpu.adapters()))
+}
+
+/// The datasheet board power of a hardware adapter, W, from the built-in catalog: the
+/// bound on the power its telemetry may read (the bench's and burn's sampler).
+pub fn board_power_w(info: &AdapterSummary) -> Option<f64> {
+    board_w(catalog_gpu(&Catalog::embedded(), info)?)
 }

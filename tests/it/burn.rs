@@ -237,15 +237,18 @@ fn injected_faults_give_their_verdicts_on_both_executors() {
             let (code, r, _) = run(fault);
             assert_eq!(code, 3, "{backend} {fault}: {}", reasons(&r));
             assert!(
-                reasons(&r).contains("sustained throughput drop of")
-                    && reasons(&r).contains(cause),
+                reasons(&r).contains("sustained throughput drop of") && reasons(&r).contains(cause),
                 "{fault}: {}",
                 reasons(&r)
             );
             let source = &r["telemetry"]["sources"][0];
             assert_eq!(source["source"], format!("scripted ({fault})"), "{r}");
             if fault == "power-cap" {
-                assert!(reasons(&r).contains("power cap (400 of 400 W)"), "{}", reasons(&r));
+                assert!(
+                    reasons(&r).contains("power cap (400 of 400 W)"),
+                    "{}",
+                    reasons(&r)
+                );
             }
         }
     }

@@ -319,3 +319,17 @@ fn an_implausible_measurement_is_flagged_and_changes_no_row() {
         }
     }
 }
+
+#[test]
+fn a_hardware_adapters_board_power_is_its_datasheet_tdp_and_a_software_one_has_none() {
+    use gpuvalue::value::calibration::board_power_w;
+    let mut r = relabelled_lavapipe();
+    let catalog = Catalog::embedded();
+    let h100 = catalog
+        .match_adapter("NVIDIA H100 80GB HBM3")
+        .expect("an H100 in the catalog");
+    assert!(h100.tdp_w.is_some_and(|w| w >= 300.0), "{:?}", h100.tdp_w);
+    assert_eq!(board_power_w(&r.adapter), h100.tdp_w);
+    r.adapter.software = true;
+    assert_eq!(board_power_w(&r.adapter), None);
+}

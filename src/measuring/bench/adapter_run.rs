@@ -94,6 +94,7 @@ impl<'a> AdapterRun<'a> {
             &info,
             Path::new("/"),
             crate::measuring::telemetry::PERIOD,
+            opts.board_power.and_then(|f| f(&info)),
         );
         results.save(&path)?;
         Ok(AdapterRun {

@@ -220,6 +220,9 @@ pub struct BenchOptions {
     pub args: Vec<String>,
     /// The catalog instance this machine is (checked by the caller), recorded.
     pub instance: Option<crate::model::InstanceRef>,
+    /// An adapter's datasheet board power, W (given by the caller, which knows the
+    /// catalog): the bound on its power readings.
+    pub board_power: Option<fn(&crate::model::AdapterSummary) -> Option<f64>>,
 }
 
 impl BenchOptions {
@@ -242,6 +245,7 @@ impl BenchOptions {
             inject_fault: None,
             args: std::env::args().collect(),
             instance: None,
+            board_power: None,
         }
     }
 

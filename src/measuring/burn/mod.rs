@@ -405,7 +405,8 @@ fn burn_one(
     ));
     let (a, b, want) = exact_inputs(n, &mut Rng::fresh());
     let slowed = Arc::new(AtomicBool::new(false));
-    let mut sampler = sampler_for(dev.info(), opts.inject, &slowed);
+    let board_w = record.expectation.as_ref().and_then(|e| e.board_w);
+    let mut sampler = sampler_for(dev.info(), opts.inject, &slowed, board_w);
     let t0 = Instant::now();
     let warm_end = t0 + Duration::from_secs_f64(sched.warmup_s);
     let kernel = dev.prepare_load(
@@ -477,6 +478,7 @@ fn sampler_for(
     info: &AdapterSummary,
     inject: Option<BurnFault>,
     slowed: &Arc<AtomicBool>,
+    board_w: Option<f64>,
 ) -> crate::measuring::telemetry::Sampler {
     use crate::measuring::telemetry::{PERIOD, Sampler, scripted::Scripted};
     match inject {
@@ -488,7 +490,7 @@ fn sampler_for(
             let note = s.note();
             Sampler::start(Some(Box::new(s)), vec![note], PERIOD)
         }
-        _ => Sampler::for_adapter(info, std::path::Path::new("/"), PERIOD),
+        _ => Sampler::for_adapter(info, std::path::Path::new("/"), PERIOD, board_w),
     }
 }
 

@@ -12,7 +12,7 @@ pub mod nvml;
 pub mod scripted;
 pub mod sysfs;
 
-use crate::energy::{PowerWindow, SourceNote, Spread, TelemetryInfo};
+use crate::energy::{PowerBound, PowerWindow, SourceNote, Spread, TelemetryInfo};
 use crate::model::AdapterSummary;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -121,9 +121,24 @@ pub struct Sampler {
 impl Sampler {
     /// The sources for `adapter` under the file-system root `root` (`/`, or a recorded
     /// tree in tests), sampled every `period` on a thread of its own.
-    pub fn for_adapter(adapter: &AdapterSummary, root: &Path, period: Duration) -> Sampler {
+    /// `board_w`: the GPU's datasheet board power (the caller knows the catalog), which
+    /// bounds a hardware adapter's readings at [`PowerBound::MARGIN`] times it.
+    pub fn for_adapter(
+        adapter: &AdapterSummary,
+        root: &Path,
+        period: Duration,
+        board_w: Option<f64>,
+    ) -> Sampler {
         let (source, notes) = sysfs::discover(adapter, root);
-        Sampler::start(source, notes, period)
+        let mut s = Sampler::start(source, notes, period);
+        if let Some(w) = board_w.filter(|w| *w > 0.0 && !adapter.software) {
+            s.max_w = s.max_w.min(PowerBound::MARGIN * w);
+            s.info.bound = Some(PowerBound {
+                max_w: s.max_w,
+                datasheet_w: Some(w),
+            });
+        }
+        s
     }
 
     /// Samples `source` (None: nothing readable; the notes say why) every `period`.
@@ -135,14 +150,18 @@ impl Sampler {
         let start = Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
         let samples = Arc::new(Mutex::new(Vec::new()));
-        let info = TelemetryInfo {
-            period_s: period.as_secs_f64(),
-            sources: notes,
-            ..Default::default()
-        };
         let (name, max_w) = source
             .as_ref()
             .map_or((String::new(), 0.0), |s| (s.name(), s.max_w()));
+        let info = TelemetryInfo {
+            period_s: period.as_secs_f64(),
+            sources: notes,
+            bound: source.as_ref().map(|_| PowerBound {
+                max_w,
+                datasheet_w: None,
+            }),
+            ..Default::default()
+        };
         let handle = source.map(|mut src| {
             let (stop, samples) = (stop.clone(), samples.clone());
             std::thread::Builder::new()

@@ -93,7 +93,12 @@ mod tests {
                 reading: s.read(),
             })
             .collect();
-        summarise(&s.name(), s.max_w(), &samples.iter().collect::<Vec<_>>(), 1.0)
+        summarise(
+            &s.name(),
+            s.max_w(),
+            &samples.iter().collect::<Vec<_>>(),
+            1.0,
+        )
     }
 
     #[test]

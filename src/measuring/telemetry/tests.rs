@@ -237,6 +237,41 @@ fn without_a_counter_every_source_tried_says_why() {
 }
 
 #[test]
+fn a_reading_past_one_and_a_half_times_the_datasheet_board_power_is_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    amdgpu(root);
+    // The tree reads 312 W: a 200 W board cannot (bound 300 W), a 700 W one can.
+    for (board, mean) in [
+        (Some(200.0), None),
+        (Some(700.0), Some(312.0)),
+        (None, Some(312.0)),
+    ] {
+        let mut s = Sampler::for_adapter(
+            &adapter(Some(BUS), 0x1002, false),
+            root,
+            Duration::from_millis(10),
+            board,
+        );
+        std::thread::sleep(Duration::from_millis(60));
+        let w = s.window(0.0, s.now()).unwrap();
+        assert_eq!(w.mean_w, mean, "{board:?}: {w:?}");
+        let info = s.finish();
+        let bound = info.bound.unwrap();
+        assert_eq!(bound.datasheet_w, board);
+        assert_eq!(bound.max_w, board.map_or(GPU_MAX_W, |b| 1.5 * b));
+        assert!(
+            info.line().contains("a reading is a gap"),
+            "{}",
+            info.line()
+        );
+        if board == Some(200.0) {
+            assert!(w.gaps >= 1, "{w:?}");
+        }
+    }
+}
+
+#[test]
 fn the_sampler_thread_reads_beside_the_run_and_keeps_going_through_gaps() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -245,6 +280,7 @@ fn the_sampler_thread_reads_beside_the_run_and_keeps_going_through_gaps() {
         &adapter(Some(BUS), 0x1002, false),
         root,
         Duration::from_millis(10),
+        None,
     );
     assert!(s.reading());
     std::thread::sleep(Duration::from_millis(80));
