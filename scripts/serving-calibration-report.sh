@@ -103,17 +103,21 @@ PY
   `src/data/serving_points.json`), estimated with the published acceptance (DeepSeek-V3's
   report: 85% for the second token, one draft a step), not a fitted one.
 - Judge it by the cross-validation table, not the fit/held-out split: the random quarter
-  comes from the same sweeps as the fitted points. With each GPU type held out whole and
-  refitted without (2026-12-07): H200 94%, L40S 93%, B200 90%, MI300X 87%, GB200 80%,
-  MI325X 75% within 1.5x; with each model held out: Llama 3 8B 94%, Mixtral 88%, Llama 3.1
-  405B 80%, DeepSeek-R1 79%. The fixed costs a step, a layer and a collective are what let
-  one model fit both 4 and 256 requests in flight.
-- Where it misses, held out the same way: gpt-oss-120b 45% and gpt-oss-20b 27% (about
-  1.4-1.8x high at maximum throughput; counting its weight-only MXFP4 matmuls on the FP8
-  engines, as TensorRT-LLM and vLLM run them, brought it down from 1.8x, and why the rest
-  remains is not known), Llama 3 70B and Llama 4 Maverick 61% (about 0.75-0.8x low), the RTX
-  PRO 6000 48%, MI355X 56% (one AMD fit for CDNA3 and CDNA4). The disaggregated runs are
-  never fitted: their own row says how the disaggregated model does.
+  comes from the same sweeps as the fitted points. Each refit there starts from a fixed
+  prior, never from the stored fits. With each GPU type held out whole and refitted without
+  (2026-12-07): H200 and L40S 96%, B200 and GB200 90%, MI300X 87%, MI325X 75% within 1.5x;
+  with each model held out: Llama 3 8B 100%, Mixtral 93%, Llama 3.1 405B 82%, DeepSeek-R1
+  80%. The fixed costs a step, a layer and a collective are what let one model fit both 4
+  and 256 requests in flight.
+- Where it misses, held out the same way: gpt-oss-120b 59% (median 1.45x high at maximum
+  throughput; counting its weight-only MXFP4 matmuls on the FP8 engines, as TensorRT-LLM and
+  vLLM run them, brought it down from 1.8x, and why the rest remains is not known), Llama 4
+  Maverick 59% and Llama 3 70B 67% (about 0.75x low), MI355X 55% (one AMD fit for CDNA3 and
+  CDNA4), B300 59%, the RTX PRO 6000 60%. Times to first token: each engine with 20 or more
+  published TTFTs on a vendor has its own TTFT parameters (NVIDIA: SGLang, TensorRT-LLM;
+  AMD: SGLang, ATOM); with the GPU type held out H200's are 40% within 1.5x (SGLang on H200
+  stays flat with concurrency where SGLang on Blackwell grows) and B300's 37%. The
+  disaggregated runs are never fitted: their own row says how the disaggregated model does.
 - Not run: points whose published layout leaves no room for one request's KV cache in 90%
   of the memory (servers run closer to the memory's end than the model assumes).
 TXT

@@ -70,6 +70,7 @@ pub fn moot_options(m: &clap::ArgMatches) -> Result<(), String> {
         "ttft_s",
         "max_batch",
         "speculative",
+        "engine",
         "parallel",
         "api_price",
         "sweep",
@@ -573,6 +574,12 @@ pub struct JobArgs {
     /// GPU; the layout column says "mtp"), mtp (always), off (never).
     #[arg(long, value_enum, value_name = "MODE")]
     pub speculative: Option<Speculative>,
+    /// llm-serve: the engine whose published times to first token the estimate follows:
+    /// sglang, tensorrt-llm, vllm or atom (default: every engine's runs pooled; an engine
+    /// without enough published runs on a vendor falls back to that pool, and the notes say
+    /// which was used).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<crate::value::scenario::engine::Engine>,
     /// llm-serve: the time to the first token, at most, in seconds.
     #[arg(long, value_name = "SECONDS", conflicts_with = "concurrency")]
     pub ttft_s: Option<f64>,

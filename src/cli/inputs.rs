@@ -210,6 +210,7 @@ pub(super) fn job_scenario(j: &args::JobArgs) -> Result<Option<crate::value::sce
             rate: j.request_rate.or(j.token_rate.map(|t| t / j.output_tokens)),
             max_batch: j.max_batch,
             mtp: j.speculative.and_then(|s| s.mtp()),
+            engine: j.engine,
         }
         .scenario()?,
     }))

@@ -53,8 +53,9 @@ pub fn notes(r: &RankReport) -> Vec<String> {
         return Vec::new();
     };
     let mut v = vec![format!(
-        "Serving: {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention, mtp: speculative decoding with the model's multi-token-prediction layer) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); KV cache in {}; rows are estimates unless their layout says measured, and assume {}.",
+        "Serving: {}; {}; layout: one copy of the model (tp: tensor parallel, ep: expert parallel, dpa: data-parallel attention, mtp: speculative decoding with the model's multi-token-prediction layer) x requests in flight per copy; tok/s/GPU: output tokens per second per GPU; tok/s/user: each request's decode speed (TTFT: its time to first token); {}/Mtok: the price per million output tokens at full load ({} prompt and {} output tokens a request); KV cache in {}; rows are estimates unless their layout says measured, and assume {}.",
         crate::value::rank::target_words(s),
+        ttft_words(crate::value::scenario::serving::fits(), s.engine),
         r.currency,
         s.prompt_tokens,
         s.output_tokens,
@@ -238,5 +239,78 @@ impl Sweep {
             })
             .collect();
         super::svg::lines(title, "tokens/s per user", &series)
+    }
+}
+
+/// In words, which published times to first token an estimate follows: `engine`'s on each
+/// vendor with a fit of its own (and how many runs it was fitted on), else the vendor's
+/// pool of every engine.
+fn ttft_words(
+    fits: &crate::value::scenario::serving::FitFile,
+    engine: Option<crate::value::scenario::engine::Engine>,
+) -> String {
+    let Some(e) = engine else {
+        let named: Vec<String> = fits
+            .fits
+            .iter()
+            .map(|v| {
+                let names: Vec<&str> = v.engines.iter().map(|x| x.engine.name()).collect();
+                format!("{} {}", v.vendor, names.join(", "))
+            })
+            .collect();
+        return format!(
+            "times to first token from every engine's published runs pooled (--engine picks one with its own fit: {})",
+            named.join("; ")
+        );
+    };
+    let (own, pooled): (Vec<_>, Vec<_>) = fits
+        .fits
+        .iter()
+        .partition(|v| v.engines.iter().any(|x| x.engine == e));
+    let mut s = format!("times to first token as {}'s published runs", e.name());
+    let own: Vec<String> = own
+        .iter()
+        .map(|v| {
+            let n = v
+                .engines
+                .iter()
+                .find(|x| x.engine == e)
+                .map_or(0, |x| x.points);
+            format!("{n} on {}", v.vendor)
+        })
+        .collect();
+    if !own.is_empty() {
+        s.push_str(&format!(" ({})", own.join(", ")));
+    }
+    if !pooled.is_empty() {
+        let v: Vec<&str> = pooled.iter().map(|v| v.vendor.as_str()).collect();
+        s.push_str(&format!(
+            "; on {}, too few published {} runs for a fit of its own, so every engine's runs pooled",
+            v.join(" and "),
+            e.name()
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ttft_words;
+    use crate::value::scenario::engine::Engine;
+    use crate::value::scenario::serving::fits;
+
+    #[test]
+    fn the_notes_say_which_engines_ttfts_an_estimate_follows_and_where_it_has_none() {
+        let pooled = ttft_words(fits(), None);
+        assert!(
+            pooled.contains("NVIDIA SGLang, TensorRT-LLM; AMD SGLang, ATOM"),
+            "{pooled}"
+        );
+        let atom = ttft_words(fits(), Some(Engine::Atom));
+        assert!(atom.contains("ATOM's published runs (64 on AMD)"), "{atom}");
+        assert!(
+            atom.contains("on NVIDIA, too few published ATOM runs"),
+            "{atom}"
+        );
     }
 }

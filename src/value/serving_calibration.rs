@@ -10,6 +10,8 @@ use crate::market::catalog::{Catalog, GpuSpec};
 use crate::value::calibration::{CalibrationFile, TOLERANCE, default_factor, resolve};
 use crate::value::jobs::{Precision, Serve, preset};
 use crate::value::scenario::Rate;
+use crate::value::scenario::engine::Engine;
+use crate::value::scenario::serving::{EngineFit, MIN_ENGINE_POINTS};
 use crate::value::scenario::serving::{
     Fit, FitFile, Machine, Parallel, Pool, Pools, Serving, VendorFit,
 };
@@ -171,6 +173,7 @@ impl ServingPoint {
             rate: None,
             max_batch: self.max_batch,
             mtp: Some(self.mtp),
+            engine: Engine::of_framework(&self.framework),
         };
         let mut serving = serve
             .serving()
@@ -298,8 +301,7 @@ pub fn check(prepared: &[Prepared], fits: &FitFile) -> Vec<Checked> {
     prepared
         .iter()
         .map(|p| {
-            let fit = fits.for_vendor(&p.vendor);
-            let (implied, ttft_ratio, why) = match p.estimate(fit) {
+            let (implied, ttft_ratio, why) = match p.estimate(p.fit_in(fits)) {
                 Ok(pt) => (Some(p.figure(&pt)), p.ttft_ratio(&pt), None),
                 Err(e) => (None, None, Some(e)),
             };
@@ -350,6 +352,43 @@ impl Prepared<'_> {
     pub fn fitted_on(&self) -> bool {
         self.point.disaggregated.is_none()
     }
+
+    /// The engine the run was served with, where its framework names one.
+    pub fn engine(&self) -> Option<Engine> {
+        Engine::of_framework(&self.point.framework)
+    }
+
+    /// The fit this run is estimated with: its vendor's, with its engine's TTFT parameters
+    /// where that engine has its own.
+    pub fn fit_in(&self, fits: &FitFile) -> Fit {
+        fits.for_engine(&self.vendor, self.engine())
+    }
+}
+
+/// A vendor's fit of `points` from `start` ([`fit_points`]), and each engine's TTFT
+/// parameters over it, fitted on that engine's published TTFTs where it has at least
+/// [`MIN_ENGINE_POINTS`].
+pub fn fit_with_engines(points: &[&Prepared], start: Fit) -> (Fit, Vec<EngineFit>) {
+    let fit = fit_points(points, start);
+    let engines = Engine::ALL
+        .iter()
+        .filter_map(|&e| {
+            let timed: Vec<&Prepared> = points
+                .iter()
+                .copied()
+                .filter(|p| {
+                    p.fitted_on()
+                        && p.engine() == Some(e)
+                        && p.point.ttft_s.is_some_and(|t| t > 0.0)
+                })
+                .collect();
+            (timed.len() >= MIN_ENGINE_POINTS).then(|| {
+                let own = descend(fit, &TTFT, |f| ttft_loss(&timed, f));
+                EngineFit::of(e, &own, timed.len())
+            })
+        })
+        .collect();
+    (fit, engines)
 }
 
 /// The fit of `points` from `start` (see [`fit_vendor`]); `start` when there are none.
@@ -512,7 +551,12 @@ pub fn refit(prepared: &[Prepared], fits: &FitFile) -> FitFile {
             .fits
             .iter()
             .map(|v| {
-                let (fit, n) = fit_vendor(prepared, &v.vendor, v.fit);
+                let points: Vec<&Prepared> = prepared
+                    .iter()
+                    .filter(|p| p.point.split == Split::Fit && p.vendor.eq_ignore_ascii_case(&v.vendor))
+                    .collect();
+                let n = points.len();
+                let (fit, engines) = fit_with_engines(&points, v.fit);
                 let held = prepared
                     .iter()
                     .filter(|p| p.point.split == Split::HeldOut && p.vendor.eq_ignore_ascii_case(&v.vendor))
@@ -520,6 +564,10 @@ pub fn refit(prepared: &[Prepared], fits: &FitFile) -> FitFile {
                 VendorFit {
                     vendor: v.vendor.clone(),
                     fit: round_fit(fit),
+                    engines: engines
+                        .iter()
+                        .map(|e| EngineFit::of(e.engine, &round_fit(e.over(fit)), e.points))
+                        .collect(),
                     basis: format!(
                         "fitted on the {n} {} points marked fit in src/data/serving_points.json ({held} more held out), least squares on the log ratio (gpuvalue calibration --fit-serving)",
                         v.vendor
@@ -761,6 +809,25 @@ mod tests {
                 "{}: stored {a} vs refit {b}",
                 stored.vendor
             );
+            // Each engine's TTFT parameters: the same engines, as good on their TTFTs.
+            let names = |v: &VendorFit| v.engines.iter().map(|e| e.engine).collect::<Vec<_>>();
+            assert_eq!(names(stored), names(new), "{}", stored.vendor);
+            for (se, ne) in stored.engines.iter().zip(&new.engines) {
+                let timed: Vec<&Prepared> = mine
+                    .iter()
+                    .copied()
+                    .filter(|p| p.engine() == Some(se.engine) && p.point.ttft_s.is_some())
+                    .collect();
+                let (a, b) = (
+                    ttft_loss(&timed, se.over(stored.fit)),
+                    ttft_loss(&timed, ne.over(new.fit)),
+                );
+                assert!(
+                    a <= b * 1.02 + 1e-9,
+                    "{:?}: stored {a} vs refit {b}",
+                    se.engine
+                );
+            }
         }
         // 40% of the bandwidth and matrix shares moves most points out of tolerance (half
         // leaves half of them within: fixed and host costs carry the rest): the check can

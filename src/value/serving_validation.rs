@@ -7,7 +7,7 @@
 
 use crate::value::calibration::TOLERANCE;
 use crate::value::scenario::serving::{Fit, FitFile, VendorFit};
-use crate::value::serving_calibration::{Prepared, ServingPoint, TIE_QUANTILE, fit_points};
+use crate::value::serving_calibration::{Prepared, ServingPoint, TIE_QUANTILE, fit_with_engines};
 use serde::Serialize;
 
 /// What a cross-validation holds out whole.
@@ -196,7 +196,7 @@ pub fn disaggregated(prepared: &[Prepared], fits: &FitFile) -> Option<Score> {
     let held: Vec<Held> = prepared
         .iter()
         .filter(|p| !p.fitted_on())
-        .map(|p| Held::of(p, fits.for_vendor(&p.vendor)))
+        .map(|p| Held::of(p, p.fit_in(fits)))
         .collect();
     (!held.is_empty()).then(|| score("disaggregated runs (never fitted)".into(), &held))
 }
@@ -225,8 +225,12 @@ fn held_out_groups(
                         .filter(|(p, k)| *k != g && p.vendor.eq_ignore_ascii_case(&v.vendor))
                         .map(|(p, _)| *p)
                         .collect();
+                    // From the prior, never from the stored fits: those saw the held-out
+                    // group, and a parameter its points alone decide would keep their value.
+                    let (fit, engines) = fit_with_engines(&train, Fit::PRIOR);
                     VendorFit {
-                        fit: fit_points(&train, v.fit),
+                        fit,
+                        engines,
                         ..v.clone()
                     }
                 })
@@ -237,7 +241,7 @@ fn held_out_groups(
             .iter()
             .zip(&keys)
             .filter(|(_, k)| *k == g)
-            .map(|(p, _)| Held::of(p, fits.for_vendor(&p.vendor)))
+            .map(|(p, _)| Held::of(p, p.fit_in(&fits)))
             .collect()
     };
     // Two threads: the refits are independent.

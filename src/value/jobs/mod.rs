@@ -128,6 +128,7 @@ impl JobSpec {
                 rate: None,
                 max_batch: None,
                 mtp: None,
+                engine: None,
             }
             .scenario(),
             JobSpec::LlmFinetune {

@@ -35,6 +35,9 @@ pub struct Serve {
     /// Speculative decoding with the model's MTP layer: asked (true), ruled out (false), or
     /// chosen per row where the model has one (None).
     pub mtp: Option<bool>,
+    /// The engine whose published times to first token the estimate follows (None: every
+    /// engine's runs pooled).
+    pub engine: Option<crate::value::scenario::engine::Engine>,
 }
 
 /// The main job's serving question: tokens a second each user reads at (a chat's pace:
@@ -73,6 +76,7 @@ impl Serve {
             rate: None,
             max_batch: None,
             mtp: None,
+            engine: None,
         }
     }
 
@@ -238,6 +242,7 @@ impl Serve {
             max_batch: self.max_batch.unwrap_or(MAX_BATCH),
             kv_bytes: p.kv_bytes(),
             mtp: (m.mtp_layers > 0.0).then_some(crate::value::scenario::serving::Mtp::PUBLISHED),
+            engine: self.engine,
             target: Target {
                 concurrency: self.concurrency,
                 interactivity: self.interactivity,

@@ -533,3 +533,44 @@ fn the_quantization_formats_people_ship_are_read_right() {
             .contains("`quantization_config.bits`: expected 4 or 8")
     );
 }
+
+#[test]
+fn an_engine_changes_the_time_to_first_token_and_never_the_throughput() {
+    use crate::value::scenario::engine::Engine;
+    use crate::value::scenario::serving::fits;
+    let s = Serve {
+        concurrency: Some(64.0),
+        ..Serve::chats(preset("deepseek-r1").unwrap(), None)
+    }
+    .serving()
+    .unwrap();
+    let on = |engine: Option<Engine>| {
+        let m = Machine {
+            mem_gb: 141.0,
+            bandwidth: 4800.0 * 0.87,
+            flops: 1.979e6,
+            bus_gbps: Some(450.0),
+            node_gpus: 8,
+            net_gbps: None,
+            fit: fits().for_engine("NVIDIA", engine),
+        };
+        s.best_on(8, &m).unwrap()
+    };
+    let (pooled, trt, sglang) = (
+        on(None),
+        on(Some(Engine::TensorrtLlm)),
+        on(Some(Engine::Sglang)),
+    );
+    assert_eq!(pooled.tok_s_per_gpu, trt.tok_s_per_gpu);
+    assert_eq!(pooled.tok_s_per_gpu, sglang.tok_s_per_gpu);
+    // Published: TensorRT-LLM's TTFTs at 64 clients stay near 0.15 s on 8 H200s, SGLang's
+    // on Blackwell grow past 0.5 s; the fits keep that order.
+    assert!(
+        trt.ttft_s < sglang.ttft_s,
+        "{} {}",
+        trt.ttft_s,
+        sglang.ttft_s
+    );
+    // An engine without its own fit on a vendor takes the vendor's pool.
+    assert_eq!(on(Some(Engine::Atom)).ttft_s, pooled.ttft_s);
+}

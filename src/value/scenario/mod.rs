@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod check;
+pub mod engine;
 pub mod serving;
 mod timing;
 use check::*;

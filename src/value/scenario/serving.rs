@@ -67,6 +67,10 @@ pub struct Serving {
     /// The model's multi-token-prediction drafter, where it ships one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtp: Option<Mtp>,
+    /// The engine whose times to first token the estimate follows (None: every engine's
+    /// published runs pooled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<super::engine::Engine>,
 }
 
 /// Speculative decoding with MTP: each step the drafter proposes `drafts` tokens a request
@@ -259,6 +263,25 @@ fn two() -> f64 {
     2.0
 }
 
+impl Fit {
+    /// Where a fit starts when nothing is known: round physical guesses (70% of the
+    /// bandwidth, 60% of the matrix rate, a millisecond a step, 30 us a layer) and the
+    /// defaults of the other terms. Cross-validation refits from here, so a held-out
+    /// group's points never reach its estimate through a stored value.
+    pub const PRIOR: Fit = Fit {
+        bandwidth: 0.7,
+        compute: 0.6,
+        step_s: 1e-3,
+        layer_s: 3e-5,
+        collective_s: 8e-6,
+        sequence_s: 1e-7,
+        request_s: 0.05,
+        prefill: 0.3,
+        burst: 1e-3,
+        balance_steps: 0.01,
+    };
+}
+
 /// The network assumed between nodes of a type that publishes none (serving across nodes):
 /// one 100 Gb/s Ethernet port a node, the common floor of rented multi-GPU hosts.
 pub const ASSUMED_NETWORK: &str = "an assumed 100 Gb/s Ethernet a node (the provider publishes no network: src/data/networks.json)";
@@ -312,6 +335,10 @@ pub struct VendorFit {
     pub vendor: String,
     #[serde(flatten)]
     pub fit: Fit,
+    /// Engines with time-to-first-token parameters of their own (fitted on their published
+    /// TTFTs over this throughput fit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engines: Vec<EngineFit>,
     /// How it was fitted: points, split, command.
     pub basis: String,
 }
@@ -330,11 +357,77 @@ impl FitFile {
 
     /// The fit for `vendor` (any case), else the first (NVIDIA's).
     pub fn for_vendor(&self, vendor: &str) -> Fit {
+        self.vendor(vendor).fit
+    }
+
+    fn vendor(&self, vendor: &str) -> &VendorFit {
         self.fits
             .iter()
             .find(|f| f.vendor.eq_ignore_ascii_case(vendor))
             .unwrap_or(&self.fits[0])
-            .fit
+    }
+
+    /// The fit for `vendor` with `engine`'s time-to-first-token parameters where it has
+    /// its own (else the vendor's pooled ones).
+    pub fn for_engine(&self, vendor: &str, engine: Option<super::engine::Engine>) -> Fit {
+        let v = self.vendor(vendor);
+        v.engines
+            .iter()
+            .find(|e| Some(e.engine) == engine)
+            .map_or(v.fit, |e| e.over(v.fit))
+    }
+
+    /// The engine fit `for_engine` would use, if any.
+    pub fn engine_fit(
+        &self,
+        vendor: &str,
+        engine: Option<super::engine::Engine>,
+    ) -> Option<&EngineFit> {
+        self.vendor(vendor)
+            .engines
+            .iter()
+            .find(|e| Some(e.engine) == engine)
+    }
+}
+
+/// An engine's time-to-first-token parameters (the TTFT terms of [`Fit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineFit {
+    pub engine: super::engine::Engine,
+    pub request_s: f64,
+    pub prefill: f64,
+    pub burst: f64,
+    pub balance_steps: f64,
+    /// The published TTFTs it was fitted on.
+    pub points: usize,
+}
+
+/// The fewest published TTFTs an engine needs for parameters of its own.
+pub const MIN_ENGINE_POINTS: usize = 20;
+
+impl EngineFit {
+    /// The TTFT parameters of `fit`, for `engine`.
+    pub fn of(engine: super::engine::Engine, fit: &Fit, points: usize) -> EngineFit {
+        EngineFit {
+            engine,
+            request_s: fit.request_s,
+            prefill: fit.prefill,
+            burst: fit.burst,
+            balance_steps: fit.balance_steps,
+            points,
+        }
+    }
+
+    /// `fit` with these TTFT parameters in place of its own.
+    pub fn over(&self, fit: Fit) -> Fit {
+        Fit {
+            request_s: self.request_s,
+            prefill: self.prefill,
+            burst: self.burst,
+            balance_steps: self.balance_steps,
+            ..fit
+        }
     }
 }
 

@@ -407,7 +407,7 @@ impl Scenario {
             bus_gbps: link.map(|l| l.1),
             node_gpus: if rack { total } else { adapters },
             net_gbps: net.map(|n| n.1 / f64::from(adapters)),
-            fit: serving::fits().for_gpu(gpu),
+            fit: serving::fits().for_engine(gpu.map_or("", |g| g.vendor.as_str()), s.engine),
         };
         let pt = s.best_on(total, &m)?;
         let copies = f64::from(total / pt.gpus);
