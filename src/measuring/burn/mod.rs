@@ -714,7 +714,11 @@ mod tests {
     fn faults_parse_and_unknown_ones_say_what_is_expected() {
         assert_eq!("miscompare@7".parse(), Ok(BurnFault::Miscompare(7)));
         assert_eq!("VRAM-FLIP".parse(), Ok(BurnFault::VramFlip));
+        assert_eq!("power-cap".parse(), Ok(BurnFault::PowerCap));
         let e = "melt".parse::<BurnFault>().unwrap_err();
-        assert!(e.contains("miscompare[@N], vram-flip or slowdown"), "{e}");
+        assert!(
+            e.contains("miscompare[@N], vram-flip, slowdown or power-cap"),
+            "{e}"
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! adapter's PCI device (each matched by PCI bus id, never by name), and for a CPU adapter
 //! (lavapipe, PoCL) the powercap RAPL package zones and `amd_energy` ([`sysfs`]).
 
+pub mod amdsmi;
 pub mod nvml;
 pub mod scripted;
 pub mod sysfs;

@@ -218,6 +218,38 @@ fn gpu_source(
     bus: &str,
     vendor_id: u32,
 ) -> (Option<Box<dyn Source>>, Vec<SourceNote>) {
+    let (hwmon, mut notes) = hwmon_source(root, bus, vendor_id);
+    // AMD: AMD SMI where ROCm is installed (the live system only), its energy counter over
+    // the hwmon reading of the same device.
+    if vendor_id == 0x1002 && root == Path::new("/") {
+        match super::amdsmi::Library::open(bus) {
+            Ok(lib) => {
+                let mut src = super::amdsmi::SmiSource::new(lib, hwmon);
+                match src.read() {
+                    Ok(first) => {
+                        let counters =
+                            super::amdsmi::SmiSource::<super::amdsmi::Library>::counters(&first);
+                        // First: the note the windows are measured by.
+                        notes.insert(0, note(&src.name(), Path::new(bus), None, counters));
+                        return (Some(Box::new(src)), notes);
+                    }
+                    Err(e) => {
+                        notes.push(note("AMD SMI", Path::new(bus), Some(e), vec![]));
+                        return (src.hwmon.take(), notes);
+                    }
+                }
+            }
+            Err(e) => notes.push(note("AMD SMI", Path::new(bus), Some(e), vec![])),
+        }
+    }
+    (hwmon, notes)
+}
+
+fn hwmon_source(
+    root: &Path,
+    bus: &str,
+    vendor_id: u32,
+) -> (Option<Box<dyn Source>>, Vec<SourceNote>) {
     let mut notes = Vec::new();
     // NVIDIA: NVML, the system's own library (tried on the live system only, not under a
     // recorded tree).
