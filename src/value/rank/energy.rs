@@ -1,7 +1,9 @@
 //! A row's energy: what the job draws on the row's hardware, and (for hardware you own or
-//! pay power for) what that electricity costs. Each GPU is taken at its datasheet board
-//! power (TDP) for the job's busy hours: an upper bound, since no calibrated share of TDP
-//! under each job exists yet (a serving step that waits on memory draws less).
+//! pay power for) what that electricity costs. Each GPU is taken for the job's busy hours
+//! at the board power a results file measured; else, serving, at the share of its datasheet
+//! board power (TDP) that published serving runs measured at the row's requests in flight
+//! ([`ServingShare`]: a decode step that waits on memory draws well under TDP); else (training,
+//! fine-tuning, HPC: compute-bound) at its TDP, an upper bound.
 
 use super::RankRow;
 use crate::market::catalog::{Catalog, GpuSpec};
@@ -73,8 +75,119 @@ pub struct Energy {
     pub pue: Option<f64>,
 }
 
+const SERVING_POWER: &str = include_str!("../../data/serving_power.json");
+
+/// `src/data/serving_power.json`: published serving runs with their measured board power.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PowerFile {
+    #[allow(dead_code)]
+    schema_version: u32,
+    #[allow(dead_code)]
+    description: String,
+    rows: Vec<PowerRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct PowerRow {
+    gpu: String,
+    framework: String,
+    precision: String,
+    mtp: bool,
+    tp: u32,
+    concurrency: f64,
+    prompt_tokens: f64,
+    output_tokens: f64,
+    /// Mean board power per GPU over the run, W.
+    avg_power_w: f64,
+    total_tok_s_per_gpu: f64,
+    date: String,
+    source: String,
+}
+
+/// The share of TDP a GPU draws while serving, against requests in flight per copy:
+/// share = a + b log2(concurrency), fitted by Theil-Sen (the median of the pairwise slopes,
+/// then the median intercept: one overloaded run cannot tilt it) on the published runs'
+/// measured power over their GPU's TDP, held within 20%..100%.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServingShare {
+    pub a: f64,
+    pub b: f64,
+    /// The runs it was fitted on, and their GPU types.
+    pub runs: usize,
+    pub gpus: Vec<String>,
+    /// The shares measured, lowest and highest.
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl ServingShare {
+    /// The fit of the built-in runs (`src/data/serving_power.json`), once.
+    pub fn embedded() -> &'static ServingShare {
+        static SHARE: std::sync::OnceLock<ServingShare> = std::sync::OnceLock::new();
+        SHARE.get_or_init(|| {
+            let file: PowerFile =
+                crate::files::parse_json(SERVING_POWER, "src/data/serving_power.json")
+                    .expect("the embedded serving power parses (tested)");
+            let catalog = Catalog::embedded();
+            let points: Vec<(f64, f64)> = file
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let tdp = catalog.gpu(&r.gpu)?.tdp_w?;
+                    Some((r.concurrency.max(1.0).log2(), r.avg_power_w / tdp))
+                })
+                .collect();
+            let mut gpus: Vec<String> = file
+                .rows
+                .iter()
+                .map(|r| {
+                    catalog
+                        .gpu(&r.gpu)
+                        .map_or(r.gpu.clone(), |g| g.name.clone())
+                })
+                .collect();
+            gpus.sort();
+            gpus.dedup();
+            ServingShare::fit(&points, gpus)
+        })
+    }
+
+    /// The Theil-Sen fit of (log2 concurrency, share) points.
+    pub fn fit(points: &[(f64, f64)], gpus: Vec<String>) -> ServingShare {
+        let mut slopes = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            for q in &points[i + 1..] {
+                if (q.0 - p.0).abs() > 1e-9 {
+                    slopes.push((q.1 - p.1) / (q.0 - p.0));
+                }
+            }
+        }
+        let b = crate::stats::median(slopes).unwrap_or(0.0);
+        let intercepts: Vec<f64> = points.iter().map(|(x, y)| y - b * x).collect();
+        let a = crate::stats::median(intercepts).unwrap_or(1.0);
+        let shares = points.iter().map(|p| p.1);
+        ServingShare {
+            a,
+            b,
+            runs: points.len(),
+            gpus,
+            lo: shares.clone().fold(f64::INFINITY, f64::min),
+            hi: shares.fold(0.0, f64::max),
+        }
+    }
+
+    /// The share of TDP at `concurrency` requests in flight per copy.
+    pub fn at(&self, concurrency: f64) -> f64 {
+        (self.a + self.b * concurrency.max(1.0).log2()).clamp(0.2, 1.0)
+    }
+}
+
 /// The row's energy on `gpu`: at its measured board power where a results file holds one,
-/// else where its datasheet gives one.
+/// else, serving, at the measured share of its datasheet board power at the row's load,
+/// else at its datasheet board power.
 pub fn of(
     row: &RankRow,
     gpu: &GpuSpec,
@@ -87,11 +200,34 @@ pub fn of(
             format!("measured: the highest mean power of a figure in {file}"),
             true,
         ),
-        None => (
-            gpu.tdp_w.filter(|w| w.is_finite() && *w > 0.0)?,
-            format!("{}'s datasheet board power (TDP), an upper bound", gpu.name),
-            false,
-        ),
+        None => {
+            let tdp = gpu.tdp_w.filter(|w| w.is_finite() && *w > 0.0)?;
+            match &row.serving {
+                Some(s) => {
+                    let f = ServingShare::embedded();
+                    let share = f.at(s.concurrency);
+                    (
+                        tdp * share,
+                        format!(
+                            "{:.0}% of {}'s datasheet board power ({tdp:.0} W) at {} requests a copy: the share of TDP measured while serving ({} InferenceX runs on {}, {:.0}-{:.0}%, fitted on requests in flight; the only published serving runs with power)",
+                            share * 100.0,
+                            gpu.name,
+                            format!("{:.0}", s.concurrency),
+                            f.runs,
+                            f.gpus.join(", "),
+                            f.lo * 100.0,
+                            f.hi * 100.0
+                        ),
+                        false,
+                    )
+                }
+                None => (
+                    tdp,
+                    format!("{}'s datasheet board power (TDP), an upper bound", gpu.name),
+                    false,
+                ),
+            }
+        }
     };
     let (instances, busy) = row.steady.map_or((1, 1.0), |s| (s.instances, s.load));
     let gpus = row.gpu_count * row.nodes.max(1) * instances.max(1);
@@ -157,6 +293,42 @@ mod tests {
         // A results file's measured watts replace the datasheet's, marked measured.
         let e = of(&row, &bare, power, Some(&(412.0, "h100.json".into()))).unwrap();
         assert!(e.measured && e.watts_per_gpu == 412.0 && e.basis.contains("h100.json"));
+    }
+
+    #[test]
+    fn serving_draws_the_measured_share_of_tdp_rising_with_requests_in_flight() {
+        let f = ServingShare::embedded();
+        assert!(f.runs >= 20, "{f:?}");
+        // Published: 36-48% of TDP at 4 clients, 50-70% at 64-256.
+        assert!((0.36..=0.50).contains(&f.at(4.0)), "{}", f.at(4.0));
+        assert!((0.55..=0.75).contains(&f.at(256.0)), "{}", f.at(256.0));
+        assert!(f.at(1.0) < f.at(64.0) && f.at(1e9) <= 1.0);
+        // One overloaded run (a tenth of the share at 512 clients) cannot tilt the fit.
+        let mut pts: Vec<(f64, f64)> = (2..9)
+            .map(|c| (f64::from(c), 0.3 + 0.05 * f64::from(c)))
+            .collect();
+        pts.push((9.0, 0.05));
+        let robust = ServingShare::fit(&pts, vec![]);
+        assert!(
+            (robust.b - 0.05).abs() < 1e-9 && (robust.a - 0.3).abs() < 1e-9,
+            "{robust:?}"
+        );
+        // A serving row draws the share at its concurrency, said in the basis.
+        let mut row = crate::value::rank::training_report().rows[0].clone();
+        let catalog = crate::market::catalog::Catalog::embedded();
+        let gpu = catalog.gpu(&row.gpu).unwrap().clone();
+        row.serving = Some(crate::value::rank::ServeRow {
+            concurrency: 4.0,
+            tok_s_per_gpu: 100.0,
+            ..Default::default()
+        });
+        let e = of(&row, &gpu, Power::default(), None).unwrap();
+        assert!((e.watts_per_gpu - gpu.tdp_w.unwrap() * f.at(4.0)).abs() < 1e-9);
+        assert!(
+            e.basis.contains("at 4 requests a copy") && !e.measured,
+            "{}",
+            e.basis
+        );
     }
 
     #[test]

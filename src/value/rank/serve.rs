@@ -16,7 +16,7 @@ pub struct ServingOptions {
 }
 
 /// A served model's figures on one row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServeRow {
     /// The layout of one copy of the model ("tp8 ep8 dpa").
     pub layout: String,
