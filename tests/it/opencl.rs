@@ -333,3 +333,94 @@ fn the_peak_is_the_ceiling_on_pocl_and_lavapipe() {
         }
     }
 }
+
+/// `bench --backend opencl` on a machine whose CPU package has RAPL: each figure carries
+/// the package's energy. This machine and CI have no readable RAPL, so the counter is a
+/// recorded tree (GPUVALUE_SYSFS_ROOT) whose energy a thread advances at 150 W, wrapping
+/// at its range, while the bench runs: the sampler reads it beside PoCL through the binary.
+#[test]
+fn an_opencl_bench_on_a_rapl_machine_reports_the_packages_energy_per_probe() {
+    let Some(_cl) = opencl() else { return };
+    let _turn = crate::common::one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sysroot");
+    let zone = root.join("sys/class/powercap/intel-rapl:0");
+    std::fs::create_dir_all(&zone).unwrap();
+    std::fs::write(zone.join("name"), "package-0\n").unwrap();
+    // A range of 50 J: the counter wraps every third of a second at 150 W.
+    let range: u64 = 50_000_000;
+    std::fs::write(zone.join("max_energy_range_uj"), format!("{range}\n")).unwrap();
+    let write = |uj: u64| {
+        // Atomically, as sysfs answers a read whole.
+        let tmp = zone.join("energy_uj.tmp");
+        std::fs::write(&tmp, format!("{uj}\n")).unwrap();
+        std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
+    };
+    write(0);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        let zone = zone.clone();
+        std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let uj = (start.elapsed().as_secs_f64() * 150e6) as u64 % range;
+                let tmp = zone.join("energy_uj.tmp");
+                std::fs::write(&tmp, format!("{uj}\n")).unwrap();
+                std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        })
+    };
+    let file = dir.path().join("cl.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuvalue"))
+        .env(
+            "GPUVALUE_HOME",
+            std::env::temp_dir().join("gpuvalue-tests-no-snapshots"),
+        )
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("GPUVALUE_SYSFS_ROOT", &root)
+        .args([
+            "bench",
+            "--backend",
+            "opencl",
+            "--quick",
+            "--probes",
+            "peak,stream",
+        ])
+        .args(["--array-mib", "4", "-o", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("\n  ", " ");
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("power and clocks from RAPL"), "{text}");
+    let r = ResultsFile::load(&file).unwrap();
+    let t = r.telemetry.as_ref().expect("telemetry");
+    assert_eq!(t.read().map(|s| s.source.as_str()), Some("RAPL"), "{t:?}");
+    let mut timed = 0;
+    for p in r.probes.iter().filter(|p| p.status == Status::Ok) {
+        let e = p
+            .energy
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no energy", p.name));
+        // A figure shorter than two samples has no interval to read.
+        let Some(w) = e.mean_w else { continue };
+        timed += 1;
+        assert_eq!(
+            e.method.as_deref(),
+            Some("energy counter"),
+            "{}: {e:?}",
+            p.name
+        );
+        // 150 W written, read at 100 ms between samples (the writer's 10 ms steps).
+        assert!((w - 150.0).abs() < 20.0, "{}: {w} W", p.name);
+        assert!(e.energy_j.is_some_and(|j| j > 0.0), "{}: {e:?}", p.name);
+    }
+    assert!(timed >= 1, "no figure long enough to read: {:?}", r.probes);
+}

@@ -92,7 +92,7 @@ impl<'a> AdapterRun<'a> {
         run_registry::merge(&mut results.concurrent_runs, watcher.take());
         let sampler = crate::measuring::telemetry::Sampler::for_adapter(
             &info,
-            Path::new("/"),
+            &crate::measuring::telemetry::live_root(),
             crate::measuring::telemetry::PERIOD,
             opts.board_power.and_then(|f| f(&info)),
         );

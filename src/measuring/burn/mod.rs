@@ -490,7 +490,12 @@ fn sampler_for(
             let note = s.note();
             Sampler::start(Some(Box::new(s)), vec![note], PERIOD)
         }
-        _ => Sampler::for_adapter(info, std::path::Path::new("/"), PERIOD, board_w),
+        _ => Sampler::for_adapter(
+            info,
+            &crate::measuring::telemetry::live_root(),
+            PERIOD,
+            board_w,
+        ),
     }
 }
 

@@ -25,6 +25,15 @@ use std::time::{Duration, Instant};
 /// (amdgpu and NVML update about every 20-100 ms) and cheap (a few file reads).
 pub const PERIOD: Duration = Duration::from_millis(100);
 
+/// The file-system root the live sampler reads `/sys` under: `/`, or the folder
+/// `GPUVALUE_SYSFS_ROOT` names (a recorded tree: how a test runs bench and burn end to end
+/// over counters this machine lacks; the results file names the paths read).
+pub fn live_root() -> std::path::PathBuf {
+    std::env::var_os("GPUVALUE_SYSFS_ROOT")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| std::path::PathBuf::from("/"), std::path::PathBuf::from)
+}
+
 /// The highest board power any GPU reports (B300, MI355X: 1,400 W), with room: a reading
 /// above it is garbage.
 pub const GPU_MAX_W: f64 = 2000.0;

@@ -209,10 +209,10 @@ pub fn of(
                     (
                         tdp * share,
                         format!(
-                            "{:.0}% of {}'s datasheet board power ({tdp:.0} W) at {} requests a copy: the share of TDP measured while serving ({} InferenceX runs on {}, {:.0}-{:.0}%, fitted on requests in flight; the only published serving runs with power)",
+                            "{:.0}% of {}'s datasheet board power ({tdp:.0} W) at {:.0} requests a copy: the share of TDP measured while serving ({} InferenceX runs on {}, {:.0}-{:.0}%, fitted on requests in flight; the only published serving runs with power)",
                             share * 100.0,
                             gpu.name,
-                            format!("{:.0}", s.concurrency),
+                            s.concurrency,
                             f.runs,
                             f.gpus.join(", "),
                             f.lo * 100.0,
