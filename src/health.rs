@@ -24,11 +24,17 @@ impl Verdict {
     /// The process exit status: PASS 0, WARN 3, FAIL 4, ERROR 5 (1 and 2 are the tool's own
     /// failures and usage errors).
     pub fn exit_code(self) -> u8 {
+        self.status().code()
+    }
+
+    /// The verdict's exit status.
+    pub fn status(self) -> crate::exit::Status {
+        use crate::exit::Status;
         match self {
-            Verdict::Pass => 0,
-            Verdict::Warn => 3,
-            Verdict::Fail => 4,
-            Verdict::Error => 5,
+            Verdict::Pass => Status::Success,
+            Verdict::Warn => Status::Warn,
+            Verdict::Fail => Status::Fail,
+            Verdict::Error => Status::Error,
         }
     }
 

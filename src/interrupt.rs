@@ -13,7 +13,7 @@ static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new
 static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Exit status of an interrupted run (128 + SIGINT, as shells report it).
-pub const EXIT_CODE: u8 = 130;
+pub const EXIT_CODE: u8 = crate::exit::Status::Interrupted.code();
 
 /// Installs the handler; later calls do nothing. Without it (library use, tests),
 /// `requested` stays false. Native only: a page asks to stop with `request`.

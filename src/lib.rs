@@ -21,6 +21,7 @@
 
 pub mod clock;
 pub mod energy;
+pub mod exit;
 pub mod figure;
 pub mod files;
 pub mod health;

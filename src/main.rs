@@ -76,7 +76,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Names and paths in messages come from files: escaped for the terminal.
             eprintln!("{}", gpuvalue::cli::stderr_text(&format!("error: {e:#}")));
-            ExitCode::from(2)
+            gpuvalue::exit::Status::Usage.into()
         }
     }
 }

@@ -48,7 +48,7 @@ pub(super) fn bench_cmd(a: args::BenchArgs) -> Result<ExitCode> {
     }
     if failed {
         warn!("error: at least one probe failed validation or could not run (see the table)");
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(crate::exit::Status::Failed));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -101,7 +101,7 @@ pub(super) fn interrupted(outcomes: &[bench::BenchOutcome]) -> Option<ExitCode> 
             o.path.display()
         );
     }
-    Some(ExitCode::from(crate::interrupt::EXIT_CODE))
+    Some(ExitCode::from(crate::exit::Status::Interrupted))
 }
 
 pub(super) fn burn_cmd(a: args::BurnArgs) -> Result<ExitCode> {
@@ -152,7 +152,7 @@ pub(super) fn burn_cmd(a: args::BurnArgs) -> Result<ExitCode> {
     };
     print_as(&burns, a.output.format())?;
     Ok(ExitCode::from(
-        crate::measuring::burn::worst(&outcomes).exit_code(),
+        crate::measuring::burn::worst(&outcomes).status(),
     ))
 }
 
@@ -176,7 +176,7 @@ pub(super) fn transfers_cmd(a: args::TransfersArgs) -> Result<ExitCode> {
     Ok(if t.all_passed() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(crate::exit::Status::Failed)
     })
 }
 
@@ -215,7 +215,7 @@ pub(super) fn compare_cmd(a: args::CompareArgs) -> Result<ExitCode> {
     );
     print_as(&c, a.output.format())?;
     Ok(if c.regressions() > 0 {
-        ExitCode::from(1)
+        ExitCode::from(crate::exit::Status::Failed)
     } else {
         ExitCode::SUCCESS
     })

@@ -113,7 +113,7 @@ pub(super) fn rank_cmd(a: args::RankArgs) -> Result<ExitCode> {
     }
     // Nothing ranks: the report says why, and the exit status says it failed.
     Ok(if r.rows.is_empty() {
-        ExitCode::from(1)
+        ExitCode::from(crate::exit::Status::Failed)
     } else {
         ExitCode::SUCCESS
     })
@@ -240,7 +240,7 @@ pub(super) fn main_job(a: args::RunArgs) -> Result<ExitCode> {
         );
     }
     Ok(if failed {
-        ExitCode::from(1)
+        ExitCode::from(crate::exit::Status::Failed)
     } else {
         ExitCode::SUCCESS
     })
@@ -286,6 +286,6 @@ pub(super) fn calibration_cmd(a: args::CalibrationArgs) -> Result<ExitCode> {
     Ok(if table.all_within(crate::value::calibration::TOLERANCE) {
         ExitCode::SUCCESS
     } else {
-        ExitCode::FAILURE
+        ExitCode::from(crate::exit::Status::Failed)
     })
 }

@@ -433,6 +433,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "clock",
         "energy",
+        "exit",
         "figure",
         "files",
         "health",
@@ -501,6 +502,7 @@ fn the_data_model_imports_nothing_above_it() {
         "clock",
         "health",
         "energy",
+        "exit",
     ]
     .into();
     for m in ["results", "figure", "model", "files", "health", "energy"] {
@@ -591,5 +593,38 @@ fn no_function_longer_than_a_screenful() {
         long.is_empty(),
         "over {MAX_FN_LINES} lines:\n{}",
         long.join("\n")
+    );
+}
+
+/// Exit statuses by name only: `src/exit.rs` holds every code, so a literal
+/// `ExitCode::from(1)` (or `ExitCode::FAILURE`, `process::exit(2)`) anywhere else fails.
+#[test]
+fn every_exit_status_is_named_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| !f.ends_with("exit.rs")) {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        for pat in ["ExitCode::from(", "process::exit("] {
+            for (i, _) in code.match_indices(pat) {
+                let arg = code[i + pat.len()..].trim_start();
+                if arg.starts_with(|c: char| c.is_ascii_digit()) {
+                    found.push(format!(
+                        "{}: {pat}{}",
+                        f.display(),
+                        &arg[..arg.len().min(8)]
+                    ));
+                }
+            }
+        }
+        if code.contains("ExitCode::FAILURE") {
+            found.push(format!("{}: ExitCode::FAILURE", f.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "exit codes as literals (name them in src/exit.rs):\n{}",
+        found.join("\n")
     );
 }

@@ -124,7 +124,7 @@ pub fn run(opts: &Options, say: &dyn Fn(&str)) -> Result<ExitCode> {
     Ok(if bad == 0 {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(crate::exit::Status::Failed)
     })
 }
 
