@@ -32,6 +32,21 @@ pub enum Precision {
     Fp4,
 }
 
+impl std::str::FromStr for Precision {
+    type Err = String;
+    /// `fp16`, `fp8`, `int4` or `fp4`, any case (as the command line takes them): the value
+    /// layer reads a results file's precision with this, never with clap.
+    fn from_str(s: &str) -> Result<Precision, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fp16" => Ok(Precision::Fp16),
+            "fp8" => Ok(Precision::Fp8),
+            "int4" => Ok(Precision::Int4),
+            "fp4" => Ok(Precision::Fp4),
+            _ => Err(format!("precision `{s}`: expected fp16, fp8, int4 or fp4")),
+        }
+    }
+}
+
 impl Precision {
     pub fn weight_bytes(self) -> f64 {
         match self {

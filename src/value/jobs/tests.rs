@@ -574,3 +574,15 @@ fn an_engine_changes_the_time_to_first_token_and_never_the_throughput() {
     // An engine without its own fit on a vendor takes the vendor's pool.
     assert_eq!(on(Some(Engine::Atom)).ttft_s, pooled.ttft_s);
 }
+
+#[test]
+fn a_precision_parses_as_the_command_line_takes_it_in_any_case() {
+    use clap::ValueEnum;
+    for p in Precision::value_variants() {
+        let name = p.to_possible_value().unwrap().get_name().to_string();
+        assert_eq!(name.parse::<Precision>(), Ok(*p));
+        assert_eq!(name.to_uppercase().parse::<Precision>(), Ok(*p));
+    }
+    let e = "fp6".parse::<Precision>().unwrap_err();
+    assert!(e.contains("expected fp16, fp8, int4 or fp4"), "{e}");
+}

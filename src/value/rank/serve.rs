@@ -63,9 +63,7 @@ impl Costing<'_> {
                 let stated = m
                     .precision
                     .as_deref()
-                    .and_then(|p| {
-                        <crate::value::jobs::Precision as clap::ValueEnum>::from_str(p, true).ok()
-                    })
+                    .and_then(|p| p.parse::<crate::value::jobs::Precision>().ok())
                     .or_else(|| crate::value::serving_results::precision_in_name(&m.model));
                 stated.is_none_or(|p| p.engines() == s.engines)
             })
