@@ -144,11 +144,7 @@ fn print_check_all(c: &Catalog, rows: usize, gpus: usize) -> Result<ExitCode> {
     };
     let errors = print_findings(&c.check(), &from, rows, &gpus);
     // Flagged snapshot rows only stay out of rankings: not a failed check.
-    Ok(if errors > 0 && c.prices_from.is_none() {
-        ExitCode::from(crate::exit::Status::Failed)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit::Status::failed_if(errors > 0 && c.prices_from.is_none()).into())
 }
 
 /// Prints each finding as its own paragraph (as a compiler prints diagnostics), a warning
@@ -197,9 +193,5 @@ fn print_check(c: &Catalog, name: &str, rows: usize, gpus: usize) -> Result<Exit
     // A CSV's findings in the order of its lines (JSON paths have none: order kept).
     findings.sort_by_key(|f| crate::market::catalog::csv_import::line_of(&f.path));
     let errors = print_findings(&findings, name, rows, &format!("{gpus} GPUs"));
-    Ok(if errors > 0 {
-        ExitCode::from(crate::exit::Status::Failed)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit::Status::failed_if(errors > 0).into())
 }

@@ -173,11 +173,7 @@ pub(super) fn transfers_cmd(a: args::TransfersArgs) -> Result<ExitCode> {
     };
     let t = crate::measuring::node_transfers::run(&opts, &progress)?;
     print_as(&t, a.output.format())?;
-    Ok(if t.all_passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::exit::Status::Failed)
-    })
+    Ok(crate::exit::Status::failed_if(!t.all_passed()).into())
 }
 
 pub(super) fn show(a: args::ShowArgs) -> Result<ExitCode> {
@@ -214,9 +210,5 @@ pub(super) fn compare_cmd(a: args::CompareArgs) -> Result<ExitCode> {
         a.force,
     );
     print_as(&c, a.output.format())?;
-    Ok(if c.regressions() > 0 {
-        ExitCode::from(crate::exit::Status::Failed)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit::Status::failed_if(c.regressions() > 0).into())
 }

@@ -112,11 +112,7 @@ pub(super) fn rank_cmd(a: args::RankArgs) -> Result<ExitCode> {
         }
     }
     // Nothing ranks: the report says why, and the exit status says it failed.
-    Ok(if r.rows.is_empty() {
-        ExitCode::from(crate::exit::Status::Failed)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit::Status::failed_if(r.rows.is_empty()).into())
 }
 
 pub(super) fn report_cmd(a: args::ReportArgs) -> Result<ExitCode> {
@@ -239,11 +235,7 @@ pub(super) fn main_job(a: args::RunArgs) -> Result<ExitCode> {
             dir.join(format!("{stem}.html")).display()
         );
     }
-    Ok(if failed {
-        ExitCode::from(crate::exit::Status::Failed)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit::Status::failed_if(failed).into())
 }
 
 /// `calibration`: every published point recomputed, and every rule's factor refitted.
@@ -283,9 +275,8 @@ pub(super) fn calibration_cmd(a: args::CalibrationArgs) -> Result<ExitCode> {
     let table =
         report::calibration::Table::build(&cal, &Catalog::embedded(), &ScenarioFile::embedded())?;
     print_as(&table, a.output.format())?;
-    Ok(if table.all_within(crate::value::calibration::TOLERANCE) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::exit::Status::Failed)
-    })
+    Ok(
+        crate::exit::Status::failed_if(!table.all_within(crate::value::calibration::TOLERANCE))
+            .into(),
+    )
 }

@@ -339,12 +339,13 @@ fn loss(points: &[&Prepared], fit: Fit) -> f64 {
 /// space, from `start`, each step a golden-section search over a factor of 4 either way,
 /// until no parameter moves by 0.5%. Bounded to physical ranges (efficiencies 0.05..1,
 /// fixed costs 1 us..20 ms a step, 0.1..500 us a layer).
-pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, usize) {
+pub fn fit_vendor(prepared: &[Prepared], vendor: &str, start: Fit) -> (Fit, Vec<EngineFit>, usize) {
     let points: Vec<&Prepared> = prepared
         .iter()
         .filter(|p| p.point.split == Split::Fit && p.vendor.eq_ignore_ascii_case(vendor))
         .collect();
-    (fit_points(&points, start), points.len())
+    let (fit, engines) = fit_with_engines(&points, start);
+    (fit, engines, points.len())
 }
 
 impl Prepared<'_> {
@@ -551,12 +552,7 @@ pub fn refit(prepared: &[Prepared], fits: &FitFile) -> FitFile {
             .fits
             .iter()
             .map(|v| {
-                let points: Vec<&Prepared> = prepared
-                    .iter()
-                    .filter(|p| p.point.split == Split::Fit && p.vendor.eq_ignore_ascii_case(&v.vendor))
-                    .collect();
-                let n = points.len();
-                let (fit, engines) = fit_with_engines(&points, v.fit);
+                let (fit, engines, n) = fit_vendor(prepared, &v.vendor, v.fit);
                 let held = prepared
                     .iter()
                     .filter(|p| p.point.split == Split::HeldOut && p.vendor.eq_ignore_ascii_case(&v.vendor))

@@ -350,13 +350,13 @@ fn an_opencl_bench_on_a_rapl_machine_reports_the_packages_energy_per_probe() {
     // A range of 50 J: the counter wraps every third of a second at 150 W.
     let range: u64 = 50_000_000;
     std::fs::write(zone.join("max_energy_range_uj"), format!("{range}\n")).unwrap();
-    let write = |uj: u64| {
-        // Atomically, as sysfs answers a read whole.
+    // Atomically, as sysfs answers a read whole.
+    let write = |zone: &std::path::Path, uj: u64| {
         let tmp = zone.join("energy_uj.tmp");
         std::fs::write(&tmp, format!("{uj}\n")).unwrap();
         std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
     };
-    write(0);
+    write(&zone, 0);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {
         let stop = stop.clone();
@@ -364,10 +364,10 @@ fn an_opencl_bench_on_a_rapl_machine_reports_the_packages_energy_per_probe() {
         std::thread::spawn(move || {
             let start = std::time::Instant::now();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let uj = (start.elapsed().as_secs_f64() * 150e6) as u64 % range;
-                let tmp = zone.join("energy_uj.tmp");
-                std::fs::write(&tmp, format!("{uj}\n")).unwrap();
-                std::fs::rename(&tmp, zone.join("energy_uj")).unwrap();
+                write(
+                    &zone,
+                    (start.elapsed().as_secs_f64() * 150e6) as u64 % range,
+                );
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         })

@@ -121,11 +121,7 @@ pub fn run(opts: &Options, say: &dyn Fn(&str)) -> Result<ExitCode> {
         }
     }
     say(&format!("snapshots in {}", home.display()));
-    Ok(if bad == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::exit::Status::Failed)
-    })
+    Ok(crate::exit::Status::failed_if(bad != 0).into())
 }
 
 fn kept_prev(prev: &Option<String>) -> String {

@@ -38,22 +38,6 @@ impl<A: SmiApi> SmiSource<A> {
             energy: Counter::default(),
         }
     }
-
-    /// The counters a first reading has, by name, for the source note.
-    pub fn counters(first: &Reading) -> Vec<String> {
-        [
-            ("power", first.power_w.is_some()),
-            ("energy", first.energy_j.is_some()),
-            ("power limit", first.power_limit_w.is_some()),
-            ("graphics clock", first.graphics_mhz.is_some()),
-            ("temperature", first.temperature_c.is_some()),
-            ("utilisation", first.utilisation_pct.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, has)| *has)
-        .map(|(n, _)| n.to_string())
-        .collect()
-    }
 }
 
 impl<A: SmiApi> Source for SmiSource<A> {
@@ -295,7 +279,7 @@ mod tests {
         assert!((r.energy_j.unwrap() - 2000.016).abs() < 1e-3, "{r:?}");
         assert!(s.read().unwrap_err().contains("status 7"));
         assert_eq!(
-            SmiSource::<Script>::counters(&r),
+            r.counters(),
             [
                 "power",
                 "energy",

@@ -100,6 +100,26 @@ pub struct Reading {
     pub throttle: Vec<String>,
 }
 
+impl Reading {
+    /// The counters this reading has, by name, for a source note.
+    pub fn counters(&self) -> Vec<String> {
+        [
+            ("power", self.power_w.is_some()),
+            ("energy", self.energy_j.is_some()),
+            ("power limit", self.power_limit_w.is_some()),
+            ("graphics clock", self.graphics_mhz.is_some()),
+            ("memory clock", self.memory_mhz.is_some()),
+            ("temperature", self.temperature_c.is_some()),
+            ("utilisation", self.utilisation_pct.is_some()),
+            ("fan", self.fan_pct.is_some() || self.fan_rpm.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, has)| *has)
+        .map(|(n, _)| n.to_string())
+        .collect()
+    }
+}
+
 /// A power and clock source.
 pub trait Source: Send {
     /// What it is (`amdgpu hwmon`, `RAPL`), as [`SourceNote::source`].

@@ -144,22 +144,8 @@ pub fn open(bus: &str) -> Result<(NvmlSource<RealNvml>, Vec<String>), String> {
         bus: bus.to_string(),
     });
     let first = src.read()?;
-    let mut counters = Vec::new();
-    for (name, has) in [
-        ("power", first.power_w.is_some()),
-        ("energy", first.energy_j.is_some()),
-        ("power limit", first.power_limit_w.is_some()),
-        ("graphics clock", first.graphics_mhz.is_some()),
-        ("memory clock", first.memory_mhz.is_some()),
-        ("temperature", first.temperature_c.is_some()),
-        ("utilisation", first.utilisation_pct.is_some()),
-        ("fan", first.fan_pct.is_some()),
-        ("throttle reasons", true),
-    ] {
-        if has {
-            counters.push(name.to_string());
-        }
-    }
+    let mut counters = first.counters();
+    counters.push("throttle reasons".into());
     Ok((src, counters))
 }
 

@@ -227,10 +227,8 @@ fn gpu_source(
                 let mut src = super::amdsmi::SmiSource::new(lib, hwmon);
                 match src.read() {
                     Ok(first) => {
-                        let counters =
-                            super::amdsmi::SmiSource::<super::amdsmi::Library>::counters(&first);
                         // First: the note the windows are measured by.
-                        notes.insert(0, note(&src.name(), Path::new(bus), None, counters));
+                        notes.insert(0, note(&src.name(), Path::new(bus), None, first.counters()));
                         return (Some(Box::new(src)), notes);
                     }
                     Err(e) => {

@@ -265,8 +265,8 @@ fn two() -> f64 {
 
 impl Fit {
     /// Where a fit starts when nothing is known: round physical guesses (70% of the
-    /// bandwidth, 60% of the matrix rate, a millisecond a step, 30 us a layer) and the
-    /// defaults of the other terms. Cross-validation refits from here, so a held-out
+    /// bandwidth, 60% of the matrix rate, a millisecond a step, 30 us a layer); the other
+    /// terms' values are also what a fits file that omits them reads. Cross-validation refits from here, so a held-out
     /// group's points never reach its estimate through a stored value.
     pub const PRIOR: Fit = Fit {
         bandwidth: 0.7,
@@ -292,27 +292,27 @@ pub const ASSUMED_NETWORK_GBS: f64 = 12.5;
 pub const ENGINES: &str = "the engines of the published runs fitted on (89% of them from September 2025 to June 2026: SGLang 0.5, TensorRT-LLM 1.x, ATOM, vLLM; runs on early-2025 stacks were 2-4x slower)";
 
 fn default_collective_s() -> f64 {
-    8e-6
+    Fit::PRIOR.collective_s
 }
 
 fn default_sequence_s() -> f64 {
-    1e-7
+    Fit::PRIOR.sequence_s
 }
 
 fn default_request_s() -> f64 {
-    0.05
+    Fit::PRIOR.request_s
 }
 
 fn default_prefill() -> f64 {
-    0.3
+    Fit::PRIOR.prefill
 }
 
 fn default_burst() -> f64 {
-    1e-3
+    Fit::PRIOR.burst
 }
 
 fn default_balance_steps() -> f64 {
-    0.01
+    Fit::PRIOR.balance_steps
 }
 
 /// The fitted parameters: `src/data/serving.json`.
@@ -375,18 +375,6 @@ impl FitFile {
             .iter()
             .find(|e| Some(e.engine) == engine)
             .map_or(v.fit, |e| e.over(v.fit))
-    }
-
-    /// The engine fit `for_engine` would use, if any.
-    pub fn engine_fit(
-        &self,
-        vendor: &str,
-        engine: Option<super::engine::Engine>,
-    ) -> Option<&EngineFit> {
-        self.vendor(vendor)
-            .engines
-            .iter()
-            .find(|e| Some(e.engine) == engine)
     }
 }
 
